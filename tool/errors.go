@@ -1,0 +1,159 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/reactguard/reactguard/errcode"
+)
+
+// Kind is the kind of failure a [*Error] reports.
+type Kind uint8
+
+// The kinds a tool may report. Each maps to one error code.
+const (
+	KindNotFound        Kind = 1 // → TOOL_NOT_FOUND
+	KindForbidden       Kind = 2 // → TOOL_FORBIDDEN
+	KindUnavailable     Kind = 3 // → TOOL_UNAVAILABLE (retryable by default)
+	KindRateLimited     Kind = 4 // → TOOL_RATE_LIMITED (retryable by default)
+	KindBusinessFailure Kind = 5 // → TOOL_BUSINESS_FAILED, downstream code in the reason
+	KindUnreachable     Kind = 6 // → TOOL_UNREACHABLE
+	KindIO              Kind = 7 // → TOOL_IO_ERROR
+)
+
+// Code returns the error code the kind maps to.
+func (k Kind) Code() errcode.Code {
+	switch k {
+	case KindNotFound:
+		return errcode.ToolNotFound
+	case KindForbidden:
+		return errcode.ToolForbidden
+	case KindUnavailable:
+		return errcode.ToolUnavailable
+	case KindRateLimited:
+		return errcode.ToolRateLimited
+	case KindBusinessFailure:
+		return errcode.ToolBusinessFailed
+	case KindUnreachable:
+		return errcode.ToolUnreachable
+	case KindIO:
+		return errcode.ToolIOError
+	}
+	return errcode.ToolError
+}
+
+// Error is a classified tool failure. Build it with [NotFound], [Forbidden],
+// [Unavailable], [RateLimited], [Unreachable] or [BusinessFailure]; it may be
+// wrapped any number of times.
+type Error struct {
+	// Kind says what kind of failure this is.
+	Kind Kind
+	// Downstream is the downstream system's own code (for
+	// KindBusinessFailure), e.g. "system.50001". It goes into the reason
+	// text, never into an errcode.
+	Downstream string
+	// Message says what happened, for the model.
+	Message string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	msg := e.Message
+	if e.Downstream != "" {
+		msg = "[" + e.Downstream + "] " + msg
+	}
+	if e.Err != nil {
+		return msg + ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the underlying error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// NotFound reports that the resource the tool was asked about does not exist.
+func NotFound(format string, args ...any) error {
+	return &Error{Kind: KindNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// Forbidden reports that the backend refused permission.
+func Forbidden(format string, args ...any) error {
+	return &Error{Kind: KindForbidden, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable reports that the backend is temporarily unavailable.
+func Unavailable(format string, args ...any) error {
+	return &Error{Kind: KindUnavailable, Message: fmt.Sprintf(format, args...)}
+}
+
+// RateLimited reports that the backend is rate limiting.
+func RateLimited(format string, args ...any) error {
+	return &Error{Kind: KindRateLimited, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unreachable reports that the backend could not be reached.
+func Unreachable(err error) error {
+	return &Error{Kind: KindUnreachable, Message: "unreachable", Err: err}
+}
+
+// BusinessFailure reports a business failure with the downstream system's
+// code (e.g. "system.50001"; may be empty) and message.
+func BusinessFailure(downstream, message string) error {
+	return &Error{Kind: KindBusinessFailure, Downstream: downstream, Message: message}
+}
+
+// Rejection is a built-in tool's rule-based refusal (the specification's
+// ToolRejectedException). It always carries a defined code and a next step;
+// the default invoker turns it into a REJECTED observation wherever it sits
+// in the error chain. Build it with [Reject].
+type Rejection struct {
+	code   errcode.Code
+	reason string
+	next   string
+}
+
+// Reject returns a [*Rejection]. It panics if code is undefined or next is
+// empty: a rejection without a way forward cannot be built.
+func Reject(code errcode.Code, reason, next string) *Rejection {
+	if !code.IsValid() {
+		panic(fmt.Sprintf("tool.Reject: undefined code %v", code))
+	}
+	if next == "" {
+		panic("tool.Reject: a rejection needs a next step")
+	}
+	return &Rejection{code: code, reason: reason, next: next}
+}
+
+// Error implements error.
+func (r *Rejection) Error() string { return r.code.String() + ": " + r.reason }
+
+// Code returns the rejection's error code.
+func (r *Rejection) Code() errcode.Code { return r.code }
+
+// Reason returns what was wrong.
+func (r *Rejection) Reason() string { return r.reason }
+
+// Next returns the step the model must take.
+func (r *Rejection) Next() string { return r.next }
+
+// ArgsError reports that a typed tool could not decode its arguments. The
+// default invoker classifies it as REJECTED ARG_JSON_INVALID.
+type ArgsError struct {
+	Tool string // the tool's name
+	Err  error  // the decoding error
+}
+
+// Error implements error.
+func (e *ArgsError) Error() string { return "tool " + e.Tool + ": arguments: " + e.Err.Error() }
+
+// Unwrap returns the decoding error.
+func (e *ArgsError) Unwrap() error { return e.Err }
+
+// AsError returns the first [*Error] in err's chain, if any.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

@@ -1,0 +1,158 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Effect says whether a tool changes the world. The zero value,
+// [Unspecified], is treated as [Write].
+type Effect uint8
+
+// The effects.
+const (
+	Unspecified Effect = 0 // not declared: treated as Write
+	Read        Effect = 1 // no side effect; may be repeated and run concurrently
+	Write       Effect = 2 // changes the world; passes the write gate
+)
+
+// IsWrite reports whether a tool with effect e must pass the write gate:
+// true for Write and Unspecified.
+func (e Effect) IsWrite() bool { return e != Read }
+
+// String returns read, write or unspecified.
+func (e Effect) String() string {
+	switch e {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case Unspecified:
+		return "unspecified"
+	}
+	return "effect(" + strconv.Itoa(int(e)) + ")"
+}
+
+// Request is what a tool's function receives.
+type Request struct {
+	// CallID is the model's id of the tool call.
+	CallID string
+	// Args are the raw JSON arguments, already checked against the tool's
+	// input schema by the arg policy guard when it is in the chain.
+	Args json.RawMessage
+	// Attempt numbers executions of the same call, from 1.
+	Attempt int
+	// IdempotencyKey identifies the call (run, tool and canonical
+	// arguments); a write should pass it to its backend so that a retried or
+	// verified write is applied at most once. Empty when the runtime assigned
+	// none.
+	IdempotencyKey string
+}
+
+// Func runs a tool. It returns the tool's payload or an error; see the
+// package documentation for how errors are classified. It must honour ctx.
+type Func func(ctx context.Context, req Request) (any, error)
+
+// Tool is one tool an agent may call. Only Name, InputSchema and Func are
+// required; every other field is optional. A Tool must not be changed after
+// it was added to a [Catalog].
+type Tool struct {
+	// Name is what the model calls the tool; unique within a catalog.
+	Name string
+	// Description tells the model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the arguments object. Required.
+	InputSchema *jsonschema.Schema
+	// Effect is Read or Write; Unspecified counts as Write.
+	Effect Effect
+	// Func runs the tool. Required.
+	Func Func
+	// Timeout bounds one execution; 0 means no bound beyond the caller's
+	// context (the invoker may apply a default).
+	Timeout time.Duration
+	// Contract decides business failure, result shape and empty results.
+	Contract *Contract
+	// Params declares where parameter values must come from, keyed by
+	// top-level parameter name. Parameters not listed are free.
+	Params map[string]Source
+	// Verify looks up a write by idempotency key; the write gate calls it
+	// before executing again a write whose earlier result is uncertain.
+	Verify VerifyFunc
+	// Pollable opts the tool out of the fingerprint guard: calling it again
+	// with the same arguments is expected (a job status, say).
+	Pollable bool
+	// Retry is the tool's retry policy; nil means no retry.
+	Retry *RetryPolicy
+
+	resolved *jsonschema.Resolved
+}
+
+// Resolved returns the tool's resolved input schema, or nil if the tool was
+// not added to a [Catalog].
+func (t *Tool) Resolved() *jsonschema.Resolved { return t.resolved }
+
+// prepare validates t and resolves its schema.
+func (t *Tool) prepare() error {
+	if t.Name == "" {
+		return errors.New("tool: a tool needs a name")
+	}
+	if t.Func == nil {
+		return fmt.Errorf("tool %q: no Func", t.Name)
+	}
+	if t.InputSchema == nil {
+		return fmt.Errorf("tool %q: no InputSchema", t.Name)
+	}
+	rs, err := t.InputSchema.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("tool %q: input schema: %w", t.Name, err)
+	}
+	t.resolved = rs
+	if t.Contract != nil && t.Contract.Output != nil {
+		out, err := t.Contract.Output.Resolve(nil)
+		if err != nil {
+			return fmt.Errorf("tool %q: output schema: %w", t.Name, err)
+		}
+		t.Contract.resolved = out
+	}
+	for p, s := range t.Params {
+		if err := s.check(); err != nil {
+			return fmt.Errorf("tool %q: parameter %q: %w", t.Name, p, err)
+		}
+	}
+	if t.Retry != nil && t.Retry.Attempts < 0 {
+		return fmt.Errorf("tool %q: negative retry attempts", t.Name)
+	}
+	return nil
+}
+
+// New returns a tool whose input schema is inferred from In and whose
+// function decodes the arguments into an In and calls fn. Set the optional
+// fields (Effect, Contract, ...) on the returned value before adding it to a
+// catalog. It panics if In has no JSON Schema (a programming error, like
+// regexp.MustCompile).
+func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool.New(%q): %v", name, err))
+	}
+	return &Tool{
+		Name:        name,
+		Description: description,
+		InputSchema: schema,
+		Func: func(ctx context.Context, req Request) (any, error) {
+			var in In
+			if len(req.Args) > 0 {
+				if err := json.Unmarshal(req.Args, &in); err != nil {
+					return nil, &ArgsError{Tool: name, Err: err}
+				}
+			}
+			return fn(ctx, in)
+		},
+	}
+}

@@ -51,6 +51,7 @@ var chineseTexts = map[Key]string{
 	ResultOutputSet:        "产出 {key} 已写入",
 	ResultWriteReused:      "{tool} 已以相同参数成功执行，复用之前的结果",
 	ResultTruncated:        "[结果已截断为 {total} 字节中的 {kept} 字节；完整内容：{ref}]",
+	ResultToolSucceeded:    "{tool} 执行成功",
 
 	SystemRules: `你通过调用工具完成任务。规则：
 1. 工具未成功时，返回以"下一步："结尾。按"下一步："之后的内容执行，不要换参数反复重试同一个工具。

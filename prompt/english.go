@@ -49,6 +49,7 @@ var englishTexts = map[Key]string{
 	ResultOutputSet:        "output {key} is set",
 	ResultWriteReused:      "{tool} already succeeded for these arguments; the earlier result is reused",
 	ResultTruncated:        "[result truncated to {kept} of {total} bytes; full payload: {ref}]",
+	ResultToolSucceeded:    "{tool} succeeded",
 
 	SystemRules: `You complete the task by calling tools. Rules:
 1. When a tool result is not a success, it ends with "Next:". Do what follows "Next:". Do not retry the same tool with varied arguments.

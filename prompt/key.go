@@ -62,6 +62,7 @@ const (
 	ResultOutputSet        Key = 203 // RESULT_OUTPUT_SET
 	ResultWriteReused      Key = 204 // RESULT_WRITE_REUSED
 	ResultTruncated        Key = 205 // RESULT_TRUNCATED
+	ResultToolSucceeded    Key = 206 // RESULT_TOOL_SUCCEEDED
 )
 
 // Prompt texts.
@@ -121,6 +122,7 @@ var keyNames = map[Key]string{
 	ResultOutputSet:        "RESULT_OUTPUT_SET",
 	ResultWriteReused:      "RESULT_WRITE_REUSED",
 	ResultTruncated:        "RESULT_TRUNCATED",
+	ResultToolSucceeded:    "RESULT_TOOL_SUCCEEDED",
 
 	SystemRules:   "SYSTEM_RULES",
 	PhaseMissing:  "PHASE_MISSING",

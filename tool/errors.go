@@ -12,13 +12,17 @@ type Kind uint8
 
 // The kinds a tool may report. Each maps to one error code.
 const (
-	KindNotFound        Kind = 1 // → TOOL_NOT_FOUND
-	KindForbidden       Kind = 2 // → TOOL_FORBIDDEN
-	KindUnavailable     Kind = 3 // → TOOL_UNAVAILABLE (retryable by default)
-	KindRateLimited     Kind = 4 // → TOOL_RATE_LIMITED (retryable by default)
-	KindBusinessFailure Kind = 5 // → TOOL_BUSINESS_FAILED, downstream code in the reason
-	KindUnreachable     Kind = 6 // → TOOL_UNREACHABLE
-	KindIO              Kind = 7 // → TOOL_IO_ERROR
+	KindNotFound         Kind = 1  // → TOOL_NOT_FOUND
+	KindForbidden        Kind = 2  // → TOOL_FORBIDDEN
+	KindUnavailable      Kind = 3  // → TOOL_UNAVAILABLE (retryable by default)
+	KindRateLimited      Kind = 4  // → TOOL_RATE_LIMITED (retryable by default)
+	KindBusinessFailure  Kind = 5  // → TOOL_BUSINESS_FAILED, downstream code in the reason
+	KindUnreachable      Kind = 6  // → TOOL_UNREACHABLE
+	KindIO               Kind = 7  // → TOOL_IO_ERROR
+	KindTimeout          Kind = 8  // → TOOL_TIMEOUT
+	KindMCPToolError     Kind = 9  // → MCP_TOOL_ERROR: an MCP result with isError set
+	KindMCPRPC           Kind = 10 // → MCP_RPC_ERROR: a JSON-RPC error from an MCP server
+	KindMCPInvalidParams Kind = 11 // → MCP_INVALID_PARAMS: JSON-RPC -32602
 )
 
 // Code returns the error code the kind maps to.
@@ -38,6 +42,14 @@ func (k Kind) Code() errcode.Code {
 		return errcode.ToolUnreachable
 	case KindIO:
 		return errcode.ToolIOError
+	case KindTimeout:
+		return errcode.ToolTimeout
+	case KindMCPToolError:
+		return errcode.MCPToolError
+	case KindMCPRPC:
+		return errcode.MCPRPCError
+	case KindMCPInvalidParams:
+		return errcode.MCPInvalidParams
 	}
 	return errcode.ToolError
 }
@@ -96,6 +108,13 @@ func RateLimited(format string, args ...any) error {
 // Unreachable reports that the backend could not be reached.
 func Unreachable(err error) error {
 	return &Error{Kind: KindUnreachable, Message: "unreachable", Err: err}
+}
+
+// Classified returns an [*Error] of kind k wrapping err, with message as
+// what the model is told. Adapters use it to report transport and protocol
+// conditions (timeouts, MCP errors) they have already recognised.
+func Classified(k Kind, message string, err error) error {
+	return &Error{Kind: k, Message: message, Err: err}
 }
 
 // BusinessFailure reports a business failure with the downstream system's

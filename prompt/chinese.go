@@ -38,12 +38,14 @@ var chineseTexts = map[Key]string{
 	NextFixCall:            "重新发出带唯一调用 ID 和工具名的工具调用",
 	NextSkipped:            "如仍需要，在之后的轮次再调用 {tool}",
 	NextMCPInvalidParams:   "对照 {tool} 的参数结构修正参数后再调用",
+	NextCatalogOffered:     "只调用本节点提供给你的工具",
 
 	ReasonNoToolCalls:     "本轮没有调用工具",
 	ReasonBusinessFailed:  "业务失败：{detail}",
 	ReasonSkipped:         "同一轮中之前的调用未成功，{tool} 未执行",
 	ReasonApprovedFailed:  "已批准的 {tool} 调用失败：{detail}",
 	ReasonMissingArgument: "缺少 {tool} 的必填参数 [{field}]",
+	ReasonToolPanicked:    "{tool} 执行失败：工具内部出错",
 
 	ResultApprovalGranted:  "用户已确认 {tool} 的调用",
 	ResultApprovalDeclined: "用户拒绝了 {tool} 的调用{detail}",

@@ -36,12 +36,14 @@ var englishTexts = map[Key]string{
 	NextFixCall:            "send the tool call again with a unique call id and a tool name",
 	NextSkipped:            "call {tool} again in a later turn if it is still needed",
 	NextMCPInvalidParams:   "check the parameters against the schema of {tool} and call it again with corrected ones",
+	NextCatalogOffered:     "call only the tools offered to you in this node",
 
 	ReasonNoToolCalls:     "the turn contained no tool call",
 	ReasonBusinessFailed:  "business failure: {detail}",
 	ReasonSkipped:         "{tool} was not run because an earlier call of the same turn did not succeed",
 	ReasonApprovedFailed:  "the approved call of {tool} failed: {detail}",
 	ReasonMissingArgument: "required argument {field} of {tool} is missing",
+	ReasonToolPanicked:    "{tool} failed: it stopped with an internal error",
 
 	ResultApprovalGranted:  "the user approved the call of {tool}",
 	ResultApprovalDeclined: "the user declined the call of {tool}{detail}",

@@ -43,6 +43,7 @@ const (
 	NextFixCall            Key = 33 // NEXT_FIX_CALL: resend the tool call with an id and a name
 	NextSkipped            Key = 34 // NEXT_SKIPPED: call it again if still needed
 	NextMCPInvalidParams   Key = 35 // NEXT_MCP_INVALID_PARAMS: check the tool's parameters
+	NextCatalogOffered     Key = 36 // NEXT_CATALOG_OFFERED: call only the tools offered in this node (the list is not at hand)
 )
 
 // Reasons without an error code of their own.
@@ -52,6 +53,7 @@ const (
 	ReasonSkipped         Key = 102 // REASON_SKIPPED: the call was not run because an earlier call of the turn did not succeed
 	ReasonApprovedFailed  Key = 103 // REASON_APPROVED_FAILED: the approved write failed
 	ReasonMissingArgument Key = 104 // REASON_MISSING_ARGUMENT: a required argument is missing
+	ReasonToolPanicked    Key = 105 // REASON_TOOL_PANICKED: the tool stopped with an internal error (TOOL_ERROR)
 )
 
 // Results of control tools, and the verdicts a user gives.
@@ -109,12 +111,14 @@ var keyNames = map[Key]string{
 	NextFixCall:            "NEXT_FIX_CALL",
 	NextSkipped:            "NEXT_SKIPPED",
 	NextMCPInvalidParams:   "NEXT_MCP_INVALID_PARAMS",
+	NextCatalogOffered:     "NEXT_CATALOG_OFFERED",
 
 	ReasonNoToolCalls:     "REASON_NO_TOOL_CALLS",
 	ReasonBusinessFailed:  "REASON_BUSINESS_FAILED",
 	ReasonSkipped:         "REASON_SKIPPED",
 	ReasonApprovedFailed:  "REASON_APPROVED_FAILED",
 	ReasonMissingArgument: "REASON_MISSING_ARGUMENT",
+	ReasonToolPanicked:    "REASON_TOOL_PANICKED",
 
 	ResultApprovalGranted:  "RESULT_APPROVAL_GRANTED",
 	ResultApprovalDeclined: "RESULT_APPROVAL_DECLINED",

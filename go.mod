@@ -2,4 +2,12 @@ module github.com/reactguard/reactguard
 
 go 1.26
 
-require github.com/google/jsonschema-go v0.4.3 // indirect
+require (
+	github.com/google/jsonschema-go v0.4.3
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

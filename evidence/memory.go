@@ -1,0 +1,371 @@
+package evidence
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/reactguard/reactguard/outcome"
+)
+
+// Memory is the in-memory [Ledger] and [Exporter]. The zero value is not
+// usable; build one with [NewMemory]. It is safe for concurrent use: runs are
+// independent, and each run has its own lock, so calls on different runs do
+// not contend.
+//
+// Memory indexes a record when it is appended, so that every lookup is a
+// hash-map access whatever the number of records: each scalar leaf of a
+// SUCCESS payload under (tool, dotted path, text) and under its text alone,
+// the successful tools, the calls by call id and by fingerprint. FAILED
+// payloads are kept but not indexed: a failure is no evidence of a value.
+// The context arguments are unused; Memory never blocks on anything but its
+// locks.
+//
+// State lives until [Memory.Forget]; a long-running service forgets a run
+// when the run is over.
+type Memory struct {
+	mu   sync.RWMutex
+	runs map[string]*memRun
+}
+
+// NewMemory returns an empty in-memory ledger.
+func NewMemory() *Memory {
+	return &Memory{runs: make(map[string]*memRun)}
+}
+
+var (
+	_ Ledger   = (*Memory)(nil)
+	_ Exporter = (*Memory)(nil)
+)
+
+type callAttempt struct {
+	call    string
+	attempt int
+}
+
+type valueKey struct {
+	tool, path, text string
+}
+
+type callIndex struct {
+	latest, latestSuccess int // indexes into records; -1 when none
+}
+
+type printIndex struct {
+	calls map[string]struct{}
+	last  int
+}
+
+type memRun struct {
+	mu       sync.RWMutex
+	records  []Record
+	attempts map[callAttempt]struct{}
+	calls    map[string]*callIndex
+	tools    map[string]struct{}
+	values   map[valueKey]struct{}
+	anyValue map[string]struct{}
+	prints   map[string]*printIndex
+	user     []string // as said
+	folded   []string // case-folded, for UserSaid
+}
+
+func newRun() *memRun {
+	return &memRun{
+		attempts: make(map[callAttempt]struct{}),
+		calls:    make(map[string]*callIndex),
+		tools:    make(map[string]struct{}),
+		values:   make(map[valueKey]struct{}),
+		anyValue: make(map[string]struct{}),
+		prints:   make(map[string]*printIndex),
+	}
+}
+
+// run returns the state of id, creating it when create is set; nil when it
+// does not exist and create is not set.
+func (m *Memory) run(id string, create bool) *memRun {
+	m.mu.RLock()
+	r := m.runs[id]
+	m.mu.RUnlock()
+	if r != nil || !create {
+		return r
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r = m.runs[id]; r == nil {
+		r = newRun()
+		m.runs[id] = r
+	}
+	return r
+}
+
+type leaf struct{ path, text string }
+
+// leaves returns the indexable leaves of a record (none for a failure).
+func leaves(r Record) []leaf {
+	if r.Outcome != outcome.Success || len(r.Payload) == 0 {
+		return nil
+	}
+	var out []leaf
+	_ = Walk(r.Payload, func(path, text string) bool { // Check validated the payload
+		out = append(out, leaf{path, text})
+		return true
+	})
+	return out
+}
+
+// Append implements [Ledger.Append]. The payload is copied; the payload's
+// leaves are indexed before the run's lock is taken.
+func (m *Memory) Append(_ context.Context, run string, r Record) error {
+	if err := Check(r); err != nil {
+		return err
+	}
+	if r.Payload != nil {
+		r.Payload = slices.Clone(r.Payload)
+	}
+	ls := leaves(r)
+	st := m.run(run, true)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.add(r, ls)
+	return nil
+}
+
+// add appends r unless its (call, attempt) is known. Callers hold st.mu.
+func (st *memRun) add(r Record, ls []leaf) {
+	ca := callAttempt{r.CallID, r.Attempt}
+	if _, dup := st.attempts[ca]; dup {
+		return
+	}
+	st.attempts[ca] = struct{}{}
+	i := len(st.records)
+	st.records = append(st.records, r)
+
+	ci := st.calls[r.CallID]
+	if ci == nil {
+		ci = &callIndex{latest: -1, latestSuccess: -1}
+		st.calls[r.CallID] = ci
+	}
+	ci.latest = i
+	if r.Outcome == outcome.Success {
+		ci.latestSuccess = i
+		st.tools[r.Tool] = struct{}{}
+		for _, l := range ls {
+			st.values[valueKey{r.Tool, l.path, l.text}] = struct{}{}
+			st.anyValue[l.text] = struct{}{}
+		}
+	}
+	if r.Fingerprint != "" {
+		pi := st.prints[r.Fingerprint]
+		if pi == nil {
+			pi = &printIndex{calls: make(map[string]struct{})}
+			st.prints[r.Fingerprint] = pi
+		}
+		pi.calls[r.CallID] = struct{}{}
+		pi.last = i
+	}
+}
+
+// Records implements [Ledger.Records]. The returned slice is a copy; the
+// payload bytes are shared and must not be modified.
+func (m *Memory) Records(_ context.Context, run string) ([]Record, error) {
+	st := m.run(run, false)
+	if st == nil {
+		return nil, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return slices.Clone(st.records), nil
+}
+
+// Lookup implements [Ledger.Lookup].
+func (m *Memory) Lookup(_ context.Context, run, callID string) (Record, bool, error) {
+	st := m.run(run, false)
+	if st == nil {
+		return Record{}, false, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	ci := st.calls[callID]
+	if ci == nil {
+		return Record{}, false, nil
+	}
+	if ci.latestSuccess >= 0 {
+		return st.records[ci.latestSuccess], true, nil
+	}
+	return st.records[ci.latest], true, nil
+}
+
+// HasResult implements [Ledger.HasResult].
+func (m *Memory) HasResult(_ context.Context, run, tool string) (bool, error) {
+	st := m.run(run, false)
+	if st == nil {
+		return false, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	_, ok := st.tools[tool]
+	return ok, nil
+}
+
+// HasValue implements [Ledger.HasValue] with one hash-map access.
+func (m *Memory) HasValue(_ context.Context, run, tool, field, value string) (bool, error) {
+	st := m.run(run, false)
+	if st == nil {
+		return false, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	var ok bool
+	if tool == "" {
+		_, ok = st.anyValue[value]
+	} else {
+		_, ok = st.values[valueKey{tool, field, value}]
+	}
+	return ok, nil
+}
+
+// Executions implements [Ledger.Executions].
+func (m *Memory) Executions(_ context.Context, run, fingerprint string) (int, Record, error) {
+	st := m.run(run, false)
+	if st == nil || fingerprint == "" {
+		return 0, Record{}, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	pi := st.prints[fingerprint]
+	if pi == nil {
+		return 0, Record{}, nil
+	}
+	return len(pi.calls), st.records[pi.last], nil
+}
+
+// AddUserText implements [Ledger.AddUserText]. Empty texts are ignored.
+func (m *Memory) AddUserText(_ context.Context, run, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	st := m.run(run, true)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.user = append(st.user, text)
+	st.folded = append(st.folded, strings.ToLower(text))
+	return nil
+}
+
+// UserSaid implements [Ledger.UserSaid] by a substring search of the user's
+// texts, so its cost grows with what the user said, never with the records:
+// value, trimmed of surrounding space, must occur in one text, ignoring
+// case, and must not be part of a longer word: where value begins (ends)
+// with a letter or digit, the character before (after) the occurrence must
+// not be one. So "42" is said in "site 42, please" but not in "site 421",
+// and "北京" is said in "删除北京的站点".
+func (m *Memory) UserSaid(_ context.Context, run, value string) (bool, error) {
+	value = strings.ToLower(strings.TrimSpace(value))
+	if value == "" {
+		return false, nil
+	}
+	st := m.run(run, false)
+	if st == nil {
+		return false, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	for _, t := range st.folded {
+		if containsWord(t, value) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// containsWord reports whether v occurs in t at word boundaries (see
+// UserSaid).
+func containsWord(t, v string) bool {
+	first, _ := utf8.DecodeRuneInString(v)
+	last, _ := utf8.DecodeLastRuneInString(v)
+	checkBefore, checkAfter := isWordRune(first), isWordRune(last)
+	for off := 0; off <= len(t)-len(v); {
+		i := strings.Index(t[off:], v)
+		if i < 0 {
+			return false
+		}
+		i += off
+		before, _ := utf8.DecodeLastRuneInString(t[:i])
+		after, _ := utf8.DecodeRuneInString(t[i+len(v):])
+		if (!checkBefore || i == 0 || !isWordRune(before)) &&
+			(!checkAfter || i+len(v) == len(t) || !isWordRune(after)) {
+			return true
+		}
+		_, size := utf8.DecodeRuneInString(t[i:])
+		off = i + size
+	}
+	return false
+}
+
+// isWordRune reports whether r is an ASCII-like word character: a letter
+// or digit of a script that separates words with spaces. Ideographs and
+// kana are not, since those scripts do not separate words.
+func isWordRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
+		return false
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// Export implements [Exporter.Export].
+func (m *Memory) Export(_ context.Context, run string) (Snapshot, error) {
+	st := m.run(run, false)
+	if st == nil {
+		return Snapshot{}, nil
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	s := Snapshot{Records: make([]Record, len(st.records)), UserTexts: slices.Clone(st.user)}
+	for i, r := range st.records {
+		if r.Payload != nil {
+			r.Payload = slices.Clone(r.Payload)
+		}
+		s.Records[i] = r
+	}
+	return s, nil
+}
+
+// Import implements [Exporter.Import]. Records are re-indexed in order, with
+// the same rules as [Memory.Append].
+func (m *Memory) Import(_ context.Context, run string, s Snapshot) error {
+	st := newRun()
+	for _, r := range s.Records {
+		if err := Check(r); err != nil {
+			return err
+		}
+		if r.Payload != nil {
+			r.Payload = slices.Clone(r.Payload)
+		}
+		st.add(r, leaves(r))
+	}
+	for _, t := range s.UserTexts {
+		if strings.TrimSpace(t) == "" {
+			continue
+		}
+		st.user = append(st.user, t)
+		st.folded = append(st.folded, strings.ToLower(t))
+	}
+	m.mu.Lock()
+	m.runs[run] = st
+	m.mu.Unlock()
+	return nil
+}
+
+// Forget drops everything recorded for run. Lookups on it then read as
+// empty.
+func (m *Memory) Forget(run string) {
+	m.mu.Lock()
+	delete(m.runs, run)
+	m.mu.Unlock()
+}

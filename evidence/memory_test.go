@@ -1,0 +1,277 @@
+package evidence_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/evidence/evidencetest"
+	"github.com/reactguard/reactguard/outcome"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMemory_Conformance(t *testing.T) {
+	evidencetest.Run(t, func() evidence.Ledger { return evidence.NewMemory() })
+}
+
+func TestMemory_AppendCopiesPayload(t *testing.T) {
+	ctx := context.Background()
+	m := evidence.NewMemory()
+	buf := []byte(`{"id":"a"}`)
+	require.NoError(t, m.Append(ctx, "r", evidence.Record{CallID: "c", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: buf}))
+	copy(buf, `{"id":"b"}`)
+	rs, err := m.Records(ctx, "r")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"a"}`, string(rs[0].Payload), "Records()[0].Payload after the caller reused its buffer")
+	has, _ := m.HasValue(ctx, "r", "t", "id", "a")
+	assert.True(t, has, "HasValue(t, id, a) = false; want true: the index is built from the payload as appended")
+}
+
+func TestMemory_ExportSharesNoMemory(t *testing.T) {
+	ctx := context.Background()
+	m := evidence.NewMemory()
+	require.NoError(t, m.Append(ctx, "r", evidence.Record{CallID: "c", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: json.RawMessage(`{"id":"a"}`)}))
+	s, err := m.Export(ctx, "r")
+	require.NoError(t, err)
+	copy(s.Records[0].Payload, `{"id":"b"}`)
+	rs, _ := m.Records(ctx, "r")
+	assert.JSONEq(t, `{"id":"a"}`, string(rs[0].Payload), "Records()[0].Payload after the snapshot was modified")
+
+	empty, err := m.Export(ctx, "never")
+	require.NoError(t, err)
+	assert.Empty(t, empty.Records, "Export(unknown run).Records")
+}
+
+func TestMemory_Forget(t *testing.T) {
+	ctx := context.Background()
+	m := evidence.NewMemory()
+	require.NoError(t, m.Append(ctx, "r", evidence.Record{CallID: "c", Tool: "t", Outcome: outcome.Success, Attempt: 1}))
+	require.NoError(t, m.AddUserText(ctx, "r", "hello"))
+	m.Forget("r")
+	has, err := m.HasResult(ctx, "r", "t")
+	require.NoError(t, err)
+	assert.False(t, has, "HasResult after Forget")
+	said, _ := m.UserSaid(ctx, "r", "hello")
+	assert.False(t, said, "UserSaid after Forget")
+}
+
+func TestMemory_EmptyUserTextIgnored(t *testing.T) {
+	ctx := context.Background()
+	m := evidence.NewMemory()
+	require.NoError(t, m.AddUserText(ctx, "r", "  "))
+	require.NoError(t, m.Import(ctx, "r2", evidence.Snapshot{UserTexts: []string{"", "yes"}}))
+	s, _ := m.Export(ctx, "r")
+	assert.Empty(t, s.UserTexts, "Export after AddUserText(blank)")
+	s2, _ := m.Export(ctx, "r2")
+	assert.Equal(t, []string{"yes"}, s2.UserTexts, "Export after Import with a blank text")
+}
+
+func TestMemory_ReadsOnUnknownRun(t *testing.T) {
+	ctx := context.Background()
+	m := evidence.NewMemory()
+	_, found, err := m.Lookup(ctx, "none", "c")
+	assert.False(t, found)
+	assert.NoError(t, err)
+	has, err := m.HasResult(ctx, "none", "t")
+	assert.False(t, has)
+	assert.NoError(t, err)
+	has, err = m.HasValue(ctx, "none", "t", "f", "v")
+	assert.False(t, has)
+	assert.NoError(t, err)
+	n, _, err := m.Executions(ctx, "none", "fp")
+	assert.Zero(t, n)
+	assert.NoError(t, err)
+	said, err := m.UserSaid(ctx, "none", "v")
+	assert.False(t, said)
+	assert.NoError(t, err)
+}
+
+func TestMemory_UserSaidWordBoundaries(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		reason string
+		text   string
+		value  string
+		want   bool
+	}{
+		{"a whole word", "site 42, please", "42", true},
+		{"a digit run continues", "site 421", "42", false},
+		{"a letter run continues before", "x42", "42", false},
+		{"a later occurrence at a boundary", "site 421 and 42", "42", true},
+		{"punctuation at the value's edge needs no boundary", "id:-7 x", ":-7", true},
+		{"a digit at the value's edge does", "id:-7x", ":-7", false},
+		{"ideographs are not separated by spaces", "删除北京的站点", "北京", true},
+		{"letters of spaced scripts are", "Zürich", "rich", false},
+		{"the whole text", "42", "42", true},
+		{"longer than the text", "4", "42", false},
+	}
+	for _, tt := range tests {
+		m := evidence.NewMemory()
+		require.NoError(t, m.AddUserText(ctx, "r", tt.text))
+		got, err := m.UserSaid(ctx, "r", tt.value)
+		require.NoError(t, err)
+		assert.Equalf(t, tt.want, got, "UserSaid(%q) in %q = %v; want %v (%s)", tt.value, tt.text, got, tt.want, tt.reason)
+	}
+}
+
+func TestWalk(t *testing.T) {
+	tests := []struct {
+		reason  string
+		payload string
+		want    []string // "path=text", sorted
+		err     bool
+	}{
+		{"objects join keys with dots", `{"a":{"b":1}}`, []string{"a.b=1"}, false},
+		{"arrays are transparent", `{"a":[{"b":"x"},{"b":"y"}]}`, []string{"a.b=x", "a.b=y"}, false},
+		{"nested arrays too", `[[1,2],[3]]`, []string{"=1", "=2", "=3"}, false},
+		{"null is skipped", `{"a":null,"b":false}`, []string{"b=false"}, false},
+		{"numbers are canonical", `{"a":1.0,"b":2.5e0,"c":1e300,"d":12345678901234567890}`, []string{"a=1", "b=2.5", "c=1e+300", "d=12345678901234567890"}, false},
+		{"a scalar payload", `"s"`, []string{"=s"}, false},
+		{"empty payload", ``, nil, false},
+		{"not JSON", `{"a":`, nil, true},
+		{"two documents", `{} {}`, nil, true},
+	}
+	for _, tt := range tests {
+		var got []string
+		err := evidence.Walk([]byte(tt.payload), func(path, text string) bool {
+			got = append(got, path+"="+text)
+			return true
+		})
+		sort.Strings(got)
+		if tt.err {
+			assert.Errorf(t, err, "Walk(%s) = nil; want an error (%s)", tt.payload, tt.reason)
+			assert.Empty(t, got, "Walk(%s) called fn despite the error", tt.payload)
+			continue
+		}
+		require.NoErrorf(t, err, "Walk(%s) (%s)", tt.payload, tt.reason)
+		assert.Equalf(t, tt.want, got, "Walk(%s) = %v; want %v (%s)", tt.payload, got, tt.want, tt.reason)
+	}
+}
+
+func TestWalk_StopsEarly(t *testing.T) {
+	n := 0
+	err := evidence.Walk([]byte(`{"a":[1,2,3],"b":{"c":[4,5]}}`), func(string, string) bool {
+		n++
+		return false
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "Walk called fn %d times after it returned false; want 1", n)
+}
+
+func TestScalarText(t *testing.T) {
+	tests := []struct {
+		reason string
+		raw    string
+		want   string
+		ok     bool
+	}{
+		{"a string loses its quotes", `"abc"`, "abc", true},
+		{"an integer keeps its digits", `42`, "42", true},
+		{"an integral float prints as an integer", `42.0`, "42", true},
+		{"an exponent is resolved", `4.2e1`, "42", true},
+		{"a fraction", `0.25`, "0.25", true},
+		{"a boolean", `true`, "true", true},
+		{"null has no text", `null`, "", false},
+		{"an object has no text", `{"a":1}`, "", false},
+		{"an array has no text", `[1]`, "", false},
+		{"garbage has no text", `4x`, "", false},
+	}
+	for _, tt := range tests {
+		got, ok := evidence.ScalarText([]byte(tt.raw))
+		assert.Equalf(t, tt.want, got, "ScalarText(%s) = %q; want %q (%s)", tt.raw, got, tt.want, tt.reason)
+		assert.Equalf(t, tt.ok, ok, "ScalarText(%s) ok = %v; want %v (%s)", tt.raw, ok, tt.ok, tt.reason)
+	}
+}
+
+// FuzzMemoryIndex checks that any payload bytes either are refused with
+// ErrInvalidPayload or are indexed so that every leaf Walk reports is found.
+func FuzzMemoryIndex(f *testing.F) {
+	for _, s := range []string{
+		`{"sites":[{"id":"s-1"},{"id":2}]}`, `[[[]]]`, `"x"`, `1e999`, `{"a.b":{"c":null}}`,
+		`{"a":"\u0000"}`, ``, `{`, `{"":""}`, `[1,2,3] x`, `-0.0`, `{"a":1,"a":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		ctx := context.Background()
+		m := evidence.NewMemory()
+		err := m.Append(ctx, "r", evidence.Record{CallID: "c", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: payload})
+		if err != nil {
+			if len(payload) == 0 || json.Valid(payload) {
+				t.Fatalf("Append(%q) = %v; want nil for a valid payload", payload, err)
+			}
+			return
+		}
+		_ = evidence.Walk(payload, func(path, text string) bool {
+			has, err := m.HasValue(ctx, "r", "t", path, text)
+			if err != nil || !has {
+				t.Fatalf("HasValue(t, %q, %q) = %v, %v after Append(%q); want true", path, text, has, err, payload)
+			}
+			if has, _ := m.HasValue(ctx, "r", "", "", text); !has {
+				t.Fatalf("HasValue(any, %q) = false after Append(%q); want true", text, payload)
+			}
+			return true
+		})
+	})
+}
+
+func ExampleNewMemory() {
+	ctx := context.Background()
+	ledger := evidence.NewMemory()
+	_ = ledger.AddUserText(ctx, "run-1", "Delete the site called blog.")
+	_ = ledger.Append(ctx, "run-1", evidence.Record{
+		CallID: "call-1", Tool: "list_sites", Outcome: outcome.Success, Attempt: 1,
+		Payload: json.RawMessage(`{"sites":[{"id":"s-7","name":"blog"},{"id":"s-8","name":"shop"}]}`),
+	})
+	ok, _ := ledger.HasValue(ctx, "run-1", "list_sites", "sites.id", "s-7")
+	fmt.Println("s-7 is a sites.id of list_sites:", ok)
+	ok, _ = ledger.HasValue(ctx, "run-1", "list_sites", "sites.id", "s-9")
+	fmt.Println("s-9 is a sites.id of list_sites:", ok)
+	said, _ := ledger.UserSaid(ctx, "run-1", "blog")
+	fmt.Println("the user said blog:", said)
+	// Output:
+	// s-7 is a sites.id of list_sites: true
+	// s-9 is a sites.id of list_sites: false
+	// the user said blog: true
+}
+
+func ExampleMemory_Export() {
+	ctx := context.Background()
+	a := evidence.NewMemory()
+	_ = a.Append(ctx, "run-1", evidence.Record{
+		CallID: "call-1", Tool: "get_order", Outcome: outcome.Success, Attempt: 1,
+		Payload: json.RawMessage(`{"order":{"id":1001}}`),
+	})
+	snap, _ := a.Export(ctx, "run-1")
+	data, _ := json.Marshal(snap)
+	fmt.Println(string(data))
+
+	// Another process restores the run.
+	var back evidence.Snapshot
+	_ = json.Unmarshal(data, &back)
+	b := evidence.NewMemory()
+	_ = b.Import(ctx, "run-1", back)
+	ok, _ := b.HasValue(ctx, "run-1", "get_order", "order.id", "1001")
+	fmt.Println("restored:", ok)
+	// Output:
+	// {"records":[{"call_id":"call-1","tool":"get_order","outcome":"SUCCESS","payload":{"order":{"id":1001}},"attempt":1,"round":0}]}
+	// restored: true
+}
+
+func ExampleWalk() {
+	_ = evidence.Walk([]byte(`{"order":{"lines":[{"sku":"A-1"},{"sku":"B-2"}]}}`), func(path, text string) bool {
+		fmt.Println(path, text)
+		return true
+	})
+	// Output:
+	// order.lines.sku A-1
+	// order.lines.sku B-2
+}

@@ -65,6 +65,9 @@ var chineseTexts = map[Key]string{
 	PhaseMissing:  "尚未写入的必填产出：{keys}。",
 	PhaseComplete: "必填产出已写齐：{keys}。",
 	MessageFormat: "{reason}。下一步：{next}",
+
+	SourceUser:   "用户的原话",
+	SourceResult: "{tool} 结果中的字段 {field}",
 }
 
 var chineseReasons = map[errcode.Code]string{

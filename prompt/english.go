@@ -63,4 +63,7 @@ var englishTexts = map[Key]string{
 	PhaseMissing:  "Required outputs not yet set: {keys}.",
 	PhaseComplete: "All required outputs are set: {keys}.",
 	MessageFormat: "{reason}. Next: {next}",
+
+	SourceUser:   "the user's own words",
+	SourceResult: "field {field} of a {tool} result",
 }

@@ -75,6 +75,13 @@ const (
 	MessageFormat Key = 303 // MESSAGE_FORMAT: "{reason}. Next: {next}"
 )
 
+// Names of parameter sources, filled into the {source} placeholder of the
+// PARAM_PROVENANCE_* reasons and NEXT_PROVENANCE.
+const (
+	SourceUser   Key = 400 // SOURCE_USER: the user's own words
+	SourceResult Key = 401 // SOURCE_RESULT: field {field} of a {tool} result
+)
+
 var keyNames = map[Key]string{
 	NextApproval:           "NEXT_APPROVAL",
 	NextWriteInFlight:      "NEXT_WRITE_IN_FLIGHT",
@@ -132,6 +139,9 @@ var keyNames = map[Key]string{
 	PhaseMissing:  "PHASE_MISSING",
 	PhaseComplete: "PHASE_COMPLETE",
 	MessageFormat: "MESSAGE_FORMAT",
+
+	SourceUser:   "SOURCE_USER",
+	SourceResult: "SOURCE_RESULT",
 }
 
 // String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".

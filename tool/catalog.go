@@ -6,8 +6,10 @@ import (
 	"sync"
 )
 
-// Catalog is a set of tools keyed by name. Add tools before use; lookups
-// are safe for concurrent use with each other and with Add.
+// Catalog is a set of tools keyed by name, in registration order. The zero
+// value is an empty catalog ready to use; a nil *Catalog reads as empty
+// (Lookup, Names, Tools, Len) but cannot be added to. All methods are safe
+// for concurrent use.
 type Catalog struct {
 	mu    sync.RWMutex
 	tools map[string]*Tool
@@ -36,9 +38,13 @@ func MustCatalog(tools ...*Tool) *Catalog {
 	return c
 }
 
-// Add registers t. It refuses a nil tool, a tool without a name, function
-// or input schema, a schema that does not resolve, an invalid parameter
-// source, and a name already registered. t must not be changed afterwards.
+// Add registers t and resolves its input schema (and its contract's output
+// schema). It refuses, with an error naming the tool, a nil tool, a tool
+// without a name, Func or InputSchema, a schema that does not resolve, a
+// negative Timeout, an invalid parameter [Source], a negative
+// RetryPolicy.Attempts, and a name already registered. t must not be changed
+// afterwards, nor added to two catalogs concurrently (Add records the
+// resolved schema in t).
 func (c *Catalog) Add(t *Tool) error {
 	if t == nil {
 		return fmt.Errorf("tool: nil tool")

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -146,17 +147,24 @@ type RetryPolicy struct {
 	Retryable func(errcode.Code) bool
 }
 
-// Delay returns the delay before attempt n (n >= 2), with jitter drawn from
-// rnd (nil: math/rand/v2's global source).
+// Delay returns the delay before attempt n (n >= 2; 0 for n < 2, a nil
+// policy or BaseDelay <= 0): BaseDelay doubled for each attempt after the
+// second, capped at MaxDelay (when > 0) and at the largest Duration, then
+// shortened by a random fraction of up to Jitter (clamped to [0,1]) drawn
+// from rnd (nil: math/rand/v2's global source). A seeded rnd makes the
+// result deterministic. Safe for concurrent use if rnd is (or is nil).
 func (p *RetryPolicy) Delay(n int, rnd *rand.Rand) time.Duration {
 	if p == nil || n < 2 || p.BaseDelay <= 0 {
 		return 0
 	}
 	d := p.BaseDelay
 	for i := 2; i < n; i++ {
+		if d > math.MaxInt64/2 {
+			d = math.MaxInt64
+			break
+		}
 		d *= 2
 		if p.MaxDelay > 0 && d >= p.MaxDelay {
-			d = p.MaxDelay
 			break
 		}
 	}
@@ -175,7 +183,8 @@ func (p *RetryPolicy) Delay(n int, rnd *rand.Rand) time.Duration {
 	return d
 }
 
-// Allows reports whether the policy retries code.
+// Allows reports whether the policy retries code: Retryable(code) when set,
+// otherwise [errcode.Code.Retryable]. A nil policy allows nothing.
 func (p *RetryPolicy) Allows(code errcode.Code) bool {
 	if p == nil {
 		return false

@@ -22,9 +22,28 @@
 //
 // A tool reports what kind of failure happened by returning one of the
 // typed errors of this package, wrapped or not: [NotFound], [Forbidden],
-// [Unavailable], [RateLimited], [BusinessFailure] (with the downstream code),
-// and [Reject] for a built-in tool's rule-based refusal, which always
-// carries an error code and a next step and becomes a REJECTED observation.
-// Any other error becomes FAILED TOOL_ERROR; context deadlines become
-// TOOL_TIMEOUT. Classification happens in one place, the default invoker.
+// [Unavailable], [RateLimited], [Unreachable], [BusinessFailure] (with the
+// downstream code), [Classified] for conditions an adapter has already
+// recognised (timeouts, MCP errors), and [Reject] for a built-in tool's
+// rule-based refusal, which always carries an error code and a next step and
+// becomes a REJECTED observation. A typed tool built with [New] reports
+// arguments it cannot decode as an [*ArgsError] (REJECTED ARG_JSON_INVALID).
+// Any other error is classified from the standard library's errors (context
+// deadlines become TOOL_TIMEOUT, connection failures TOOL_UNREACHABLE, file
+// and system-call errors TOOL_IO_ERROR) or becomes FAILED TOOL_ERROR.
+// Classification happens in one place, the default invoker (package
+// invoker), which documents the order of its rules.
+//
+// # Retries
+//
+// A [RetryPolicy] says how often the retry guard may run a failed call
+// again, with exponential backoff, a cap and jitter ([RetryPolicy.Delay]
+// takes the random source so tests stay deterministic), and which codes it
+// may retry ([RetryPolicy.Allows]).
+//
+// # Concurrency
+//
+// A [Tool] is read-only once added to a [Catalog] and may then be shared; a
+// [Catalog] is safe for concurrent use; a tool's Func must be safe for
+// concurrent calls.
 package tool

@@ -3,6 +3,8 @@ package tool
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/reactguard/reactguard/errcode"
 )
@@ -25,7 +27,39 @@ const (
 	KindMCPInvalidParams Kind = 11 // → MCP_INVALID_PARAMS: JSON-RPC -32602
 )
 
-// Code returns the error code the kind maps to.
+// String returns the kind's name in lower case with spaces (e.g. "not
+// found", "rate limited"), or "kind(n)" for an undefined kind. The zero Kind
+// is undefined and reads "kind(0)".
+func (k Kind) String() string {
+	switch k {
+	case KindNotFound:
+		return "not found"
+	case KindForbidden:
+		return "forbidden"
+	case KindUnavailable:
+		return "unavailable"
+	case KindRateLimited:
+		return "rate limited"
+	case KindBusinessFailure:
+		return "business failure"
+	case KindUnreachable:
+		return "unreachable"
+	case KindIO:
+		return "i/o error"
+	case KindTimeout:
+		return "timeout"
+	case KindMCPToolError:
+		return "mcp tool error"
+	case KindMCPRPC:
+		return "mcp rpc error"
+	case KindMCPInvalidParams:
+		return "mcp invalid params"
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Code returns the error code the kind maps to; an undefined kind (the zero
+// Kind included) maps to [errcode.ToolError].
 func (k Kind) Code() errcode.Code {
 	switch k {
 	case KindNotFound:
@@ -55,8 +89,10 @@ func (k Kind) Code() errcode.Code {
 }
 
 // Error is a classified tool failure. Build it with [NotFound], [Forbidden],
-// [Unavailable], [RateLimited], [Unreachable] or [BusinessFailure]; it may be
-// wrapped any number of times.
+// [Unavailable], [RateLimited], [Unreachable], [BusinessFailure] or
+// [Classified]; it may be wrapped any number of times and is found with
+// [AsError] or [errors.As]. A zero or undefined Kind is classified as
+// TOOL_ERROR.
 type Error struct {
 	// Kind says what kind of failure this is.
 	Kind Kind
@@ -64,22 +100,45 @@ type Error struct {
 	// KindBusinessFailure), e.g. "system.50001". It goes into the reason
 	// text, never into an errcode.
 	Downstream string
-	// Message says what happened, for the model.
+	// Message says what happened, for the model. May be empty.
 	Message string
 	// Err is the underlying error, if any.
 	Err error
 }
 
-// Error implements error.
+// Error implements error: "<kind>: [<downstream>] <message>: <err>", empty
+// parts left out.
 func (e *Error) Error() string {
-	msg := e.Message
+	var b strings.Builder
+	b.WriteString(e.Kind.String())
+	sep := ": "
 	if e.Downstream != "" {
-		msg = "[" + e.Downstream + "] " + msg
+		b.WriteString(sep + "[" + e.Downstream + "]")
+		sep = " "
+	}
+	if e.Message != "" {
+		b.WriteString(sep + e.Message)
+		sep = ": "
 	}
 	if e.Err != nil {
-		return msg + ": " + e.Err.Error()
+		b.WriteString(": " + e.Err.Error())
 	}
-	return msg
+	return b.String()
+}
+
+// Detail returns what happened without the kind: the message, then the
+// underlying error, joined by ": " (empty parts left out); the kind's name
+// when both are empty. The default invoker puts it into the reason text.
+func (e *Error) Detail() string {
+	switch {
+	case e.Message != "" && e.Err != nil:
+		return e.Message + ": " + e.Err.Error()
+	case e.Message != "":
+		return e.Message
+	case e.Err != nil:
+		return e.Err.Error()
+	}
+	return e.Kind.String()
 }
 
 // Unwrap returns the underlying error.
@@ -107,7 +166,7 @@ func RateLimited(format string, args ...any) error {
 
 // Unreachable reports that the backend could not be reached.
 func Unreachable(err error) error {
-	return &Error{Kind: KindUnreachable, Message: "unreachable", Err: err}
+	return &Error{Kind: KindUnreachable, Err: err}
 }
 
 // Classified returns an [*Error] of kind k wrapping err, with message as

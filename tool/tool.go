@@ -1,10 +1,12 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -93,9 +95,14 @@ type Tool struct {
 	resolved *jsonschema.Resolved
 }
 
-// Resolved returns the tool's resolved input schema, or nil if the tool was
-// not added to a [Catalog].
-func (t *Tool) Resolved() *jsonschema.Resolved { return t.resolved }
+// Resolved returns the tool's resolved input schema, or nil if t is nil or
+// was not added to a [Catalog].
+func (t *Tool) Resolved() *jsonschema.Resolved {
+	if t == nil {
+		return nil
+	}
+	return t.resolved
+}
 
 // prepare validates t and resolves its schema.
 func (t *Tool) prepare() error {
@@ -107,6 +114,9 @@ func (t *Tool) prepare() error {
 	}
 	if t.InputSchema == nil {
 		return fmt.Errorf("tool %q: no InputSchema", t.Name)
+	}
+	if t.Timeout < 0 {
+		return fmt.Errorf("tool %q: negative Timeout", t.Name)
 	}
 	rs, err := t.InputSchema.Resolve(nil)
 	if err != nil {
@@ -131,11 +141,17 @@ func (t *Tool) prepare() error {
 	return nil
 }
 
-// New returns a tool whose input schema is inferred from In and whose
-// function decodes the arguments into an In and calls fn. Set the optional
-// fields (Effect, Contract, ...) on the returned value before adding it to a
-// catalog. It panics if In has no JSON Schema (a programming error, like
-// regexp.MustCompile).
+// New returns a tool whose input schema is inferred from In by
+// github.com/google/jsonschema-go (struct fields without omitempty are
+// required; additionalProperties is false) and whose function decodes the
+// arguments into an In and calls fn. Decoding is as strict as the schema:
+// unknown fields and trailing data are errors. Empty arguments leave In at
+// its zero value. A decoding failure is returned as an [*ArgsError] (the
+// default invoker answers REJECTED ARG_JSON_INVALID) and fn is not called.
+//
+// Set the optional fields (Effect, Contract, ...) on the returned value
+// before adding it to a catalog. New panics if no schema can be inferred for
+// In (a programming error, like regexp.MustCompile).
 func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -148,11 +164,25 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 		Func: func(ctx context.Context, req Request) (any, error) {
 			var in In
 			if len(req.Args) > 0 {
-				if err := json.Unmarshal(req.Args, &in); err != nil {
+				if err := decodeArgs(req.Args, &in); err != nil {
 					return nil, &ArgsError{Tool: name, Err: err}
 				}
 			}
 			return fn(ctx, in)
 		},
 	}
+}
+
+// decodeArgs decodes one JSON value into v, refusing unknown fields and
+// trailing data.
+func decodeArgs(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("unexpected data after the arguments object")
+	}
+	return nil
 }

@@ -68,6 +68,22 @@ var chineseTexts = map[Key]string{
 
 	SourceUser:   "用户的原话",
 	SourceResult: "{tool} 结果中的字段 {field}",
+
+	ReasonCallWithoutID:      "调用没有调用 ID",
+	ReasonCallIDRepeated:     "调用 ID {id} 在本节点已用过",
+	ReasonCallWithoutName:    "调用没有工具名",
+	ReasonArgumentEmpty:      "取值为空",
+	ReasonConfirmsWrite:      "追问是在请用户确认写操作",
+	ReasonEchoesUser:         "追问复述了用户已说过的话",
+	NextUseUserWords:         "按用户已说过的内容继续，只询问缺少的信息",
+	ExpectNonEmptyText:       "非空文本",
+	ResultNodeFinished:       "节点已完成",
+	ResultNodeFailed:         "节点以失败结束：{reason}",
+	ToolApprovalDescription:  "请用户确认被运行时拦下待确认的写调用。只在写工具返回 APPROVAL_REQUIRED 之后使用，并填写该工具名。",
+	ToolFollowUpDescription:  "向用户询问你没有的信息。不用于确认写操作，不复述用户原话，不重复已回答的问题。",
+	ToolFailDescription:      "任务无法完成时以失败结束节点，并说明原因。",
+	ToolFinishDescription:    "任务完成时结束节点。须先写入全部必填产出。",
+	ToolOutputSetDescription: "写入已声明的产出：键、取值、取值的来源类型；来源为 tool_result 时给出该结果的调用 ID。",
 }
 
 var chineseReasons = map[errcode.Code]string{

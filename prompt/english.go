@@ -66,4 +66,20 @@ var englishTexts = map[Key]string{
 
 	SourceUser:   "the user's own words",
 	SourceResult: "field {field} of a {tool} result",
+
+	ReasonCallWithoutID:      "it has no call id",
+	ReasonCallIDRepeated:     "its call id {id} is already used in this node",
+	ReasonCallWithoutName:    "it names no tool",
+	ReasonArgumentEmpty:      "it is empty",
+	ReasonConfirmsWrite:      "it asks the user to confirm a write",
+	ReasonEchoesUser:         "it repeats what the user already said",
+	NextUseUserWords:         "continue with what the user already said, and ask only for information that is missing",
+	ExpectNonEmptyText:       "a non-empty text",
+	ResultNodeFinished:       "the node is finished",
+	ResultNodeFailed:         "the node ended as failed: {reason}",
+	ToolApprovalDescription:  "Ask the user to approve the write call that the runtime stopped for approval. Use it only after a write tool was stopped with APPROVAL_REQUIRED; name that tool.",
+	ToolFollowUpDescription:  "Ask the user for information you do not have. Not for confirming writes, and not for repeating the user's words or a question already answered.",
+	ToolFailDescription:      "End the node as failed, with the reason, when the task cannot be done.",
+	ToolFinishDescription:    "End the node when the task is done. Every required output must be set first.",
+	ToolOutputSetDescription: "Set a declared output: its key, its value, the source type of the value, and for tool_result the call id of the result it comes from.",
 }

@@ -82,6 +82,25 @@ const (
 	SourceResult Key = 401 // SOURCE_RESULT: field {field} of a {tool} result
 )
 
+// Texts of the loop and its built-in tools (package react).
+const (
+	ReasonCallWithoutID      Key = 500 // REASON_CALL_WITHOUT_ID: {detail} of TOOL_CALL_INVALID for a call without id
+	ReasonCallIDRepeated     Key = 501 // REASON_CALL_ID_REPEATED: {detail} of TOOL_CALL_INVALID for a call id used before
+	ReasonCallWithoutName    Key = 502 // REASON_CALL_WITHOUT_NAME: {detail} of TOOL_CALL_INVALID for a call without tool name
+	ReasonArgumentEmpty      Key = 503 // REASON_ARGUMENT_EMPTY: {detail} of ARG_REJECTED for an empty required argument
+	ReasonConfirmsWrite      Key = 504 // REASON_CONFIRMS_WRITE: {detail} of FOLLOW_UP_UNGROUNDED: asks to confirm a write
+	ReasonEchoesUser         Key = 505 // REASON_ECHOES_USER: {detail} of FOLLOW_UP_UNGROUNDED: repeats the user's words
+	NextUseUserWords         Key = 506 // NEXT_USE_USER_WORDS: continue with what the user said (FOLLOW_UP_UNGROUNDED without a write tool)
+	ExpectNonEmptyText       Key = 507 // EXPECT_NON_EMPTY_TEXT: {expect} of NEXT_FIX_ARGS
+	ResultNodeFinished       Key = 508 // RESULT_NODE_FINISHED: builtin_node_finish accepted
+	ResultNodeFailed         Key = 509 // RESULT_NODE_FAILED: builtin_node_fail accepted, with {reason}
+	ToolApprovalDescription  Key = 510 // TOOL_APPROVAL_DESCRIPTION: description of builtin_node_approval
+	ToolFollowUpDescription  Key = 511 // TOOL_FOLLOW_UP_DESCRIPTION: description of builtin_node_follow_up
+	ToolFailDescription      Key = 512 // TOOL_FAIL_DESCRIPTION: description of builtin_node_fail
+	ToolFinishDescription    Key = 513 // TOOL_FINISH_DESCRIPTION: description of builtin_node_finish
+	ToolOutputSetDescription Key = 514 // TOOL_OUTPUT_SET_DESCRIPTION: description of builtin_output_set
+)
+
 var keyNames = map[Key]string{
 	NextApproval:           "NEXT_APPROVAL",
 	NextWriteInFlight:      "NEXT_WRITE_IN_FLIGHT",
@@ -142,6 +161,22 @@ var keyNames = map[Key]string{
 
 	SourceUser:   "SOURCE_USER",
 	SourceResult: "SOURCE_RESULT",
+
+	ReasonCallWithoutID:      "REASON_CALL_WITHOUT_ID",
+	ReasonCallIDRepeated:     "REASON_CALL_ID_REPEATED",
+	ReasonCallWithoutName:    "REASON_CALL_WITHOUT_NAME",
+	ReasonArgumentEmpty:      "REASON_ARGUMENT_EMPTY",
+	ReasonConfirmsWrite:      "REASON_CONFIRMS_WRITE",
+	ReasonEchoesUser:         "REASON_ECHOES_USER",
+	NextUseUserWords:         "NEXT_USE_USER_WORDS",
+	ExpectNonEmptyText:       "EXPECT_NON_EMPTY_TEXT",
+	ResultNodeFinished:       "RESULT_NODE_FINISHED",
+	ResultNodeFailed:         "RESULT_NODE_FAILED",
+	ToolApprovalDescription:  "TOOL_APPROVAL_DESCRIPTION",
+	ToolFollowUpDescription:  "TOOL_FOLLOW_UP_DESCRIPTION",
+	ToolFailDescription:      "TOOL_FAIL_DESCRIPTION",
+	ToolFinishDescription:    "TOOL_FINISH_DESCRIPTION",
+	ToolOutputSetDescription: "TOOL_OUTPUT_SET_DESCRIPTION",
 }
 
 // String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".

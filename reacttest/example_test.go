@@ -1,0 +1,102 @@
+package reacttest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/reactguard/reactguard/invoker"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
+	"github.com/reactguard/reactguard/tool"
+)
+
+func ExampleScript() {
+	m := reacttest.Script(
+		reacttest.Calls(reacttest.Call("c1", "list_spaces", `{}`)),
+		reacttest.Text("all done"),
+	)
+	ctx := context.Background()
+	req := react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "build me a site"}}}
+	for range 3 {
+		resp, err := m.Generate(ctx, req)
+		switch {
+		case errors.Is(err, reacttest.ErrScriptExhausted):
+			fmt.Println("script exhausted")
+		case len(resp.ToolCalls) > 0:
+			fmt.Println("call", resp.ToolCalls[0].Name, string(resp.ToolCalls[0].Args))
+		default:
+			fmt.Println("text", resp.Text)
+		}
+	}
+	fmt.Println("requests recorded:", len(m.Requests()))
+	// Output:
+	// call list_spaces {}
+	// text all done
+	// script exhausted
+	// requests recorded: 3
+}
+
+func ExampleSteps() {
+	// The second turn reads the result of the first one.
+	m := reacttest.Steps(
+		reacttest.Reply(reacttest.Calls(reacttest.Call("c1", "list_spaces", `{}`))),
+		func(req react.Request) (react.Response, error) {
+			res, _ := reacttest.ToolMessage(req, "c1")
+			return reacttest.Text("the spaces are " + res.Content), nil
+		},
+	)
+	ctx := context.Background()
+	first, _ := m.Generate(ctx, react.Request{})
+	second, _ := m.Generate(ctx, react.Request{Messages: []react.Message{
+		{Role: react.RoleAssistant, ToolCalls: first.ToolCalls},
+		{Role: react.RoleTool, ToolCallID: "c1", ToolName: "list_spaces", Content: `["sp-1"]`},
+	}})
+	fmt.Println(second.Text)
+	// Output: the spaces are ["sp-1"]
+}
+
+func ExampleFunc() {
+	// A model that answers every tool result by finishing, and starts by
+	// listing spaces.
+	m := reacttest.Func(func(req react.Request) react.Response {
+		if len(reacttest.LastToolMessages(req)) == 0 {
+			return reacttest.Calls(reacttest.Call("c1", "list_spaces", `{}`))
+		}
+		return reacttest.Calls(reacttest.Call("c2", "builtin_node_finish", `{"summary":"listed"}`))
+	})
+	r, _ := m.Generate(context.Background(), react.Request{})
+	fmt.Println(r.ToolCalls[0].Name)
+	// Output: list_spaces
+}
+
+func ExampleSucceed() {
+	spaces := reacttest.Succeed("list_spaces", []string{"sp-1", "sp-2"})
+	run := invoker.New(nil)
+	for _, id := range []string{"c1", "c2"} {
+		obs, _ := run(context.Background(), invoker.Call{ID: id, Name: "list_spaces", Args: json.RawMessage(`{}`), Tool: spaces.Tool})
+		fmt.Println(obs.Outcome())
+	}
+	fmt.Println("executions:", spaces.Executions())
+	// Output:
+	// SUCCESS
+	// SUCCESS
+	// executions: 2
+}
+
+func ExampleFail() {
+	site := reacttest.Fail("get_site", tool.KindNotFound, "no site 7")
+	obs, _ := invoker.New(nil)(context.Background(), invoker.Call{ID: "c1", Name: "get_site", Tool: site.Tool})
+	fmt.Println(obs.Outcome(), obs.Code())
+	// Output: FAILED TOOL_NOT_FOUND
+}
+
+func ExampleBusinessCodeContract() {
+	c := reacttest.BusinessCodeContract("system")
+	fmt.Println(c.Business(map[string]any{"code": 50001, "message": "quota exceeded"}))
+	fmt.Println(c.Business(map[string]any{"code": 0, "data": "ok"}))
+	// Output:
+	// true system.50001 quota exceeded
+	// false
+}

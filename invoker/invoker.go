@@ -19,7 +19,7 @@ type Call struct {
 	// Args are the model's raw JSON arguments, unparsed.
 	Args json.RawMessage
 	// Tool is the resolved definition (nil if the name resolves to nothing;
-	// the default invoker then answers FAILED TOOL_ERROR).
+	// the default invoker then answers REJECTED CATALOG_DENIED).
 	Tool *tool.Tool
 	// Run identifies the node run the call belongs to; stores key their
 	// state by it.

@@ -1,11 +1,13 @@
 module github.com/reactguard/reactguard
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/google/jsonschema-go v0.4.3
+	github.com/google/uuid v1.6.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
+	golang.org/x/sync v0.25.0
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect

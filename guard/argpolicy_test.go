@@ -97,9 +97,9 @@ func TestArgPolicy_BlankArgsAreEmptyObject(t *testing.T) {
 
 func TestArgPolicy_SchemaViolation(t *testing.T) {
 	tests := []struct {
-		name, args         string
-		field, reason      string
-		expect, why        string
+		name, args    string
+		field, reason string
+		expect, why   string
 	}{
 		{
 			"wrong type", `{"name":1}`, "name",

@@ -97,7 +97,9 @@ type Ledger interface {
 	// [Walk] gives a scalar: a string without quotes, a number in canonical
 	// form, true or false; so "42" matches both 42 and "42". JSON null is
 	// never held. With tool "", it reports whether any successful result of
-	// the run holds value at any path (field is ignored).
+	// the run holds value at any path (field is ignored), as a whole scalar
+	// or as one of the [Words] of a string: this is how the param contract
+	// recognises a value copied out of a tool result.
 	HasValue(ctx context.Context, run, tool, field, value string) (bool, error)
 	// Executions returns how many distinct calls (by call id) with
 	// fingerprint were executed, and the latest record among them. An empty

@@ -18,9 +18,10 @@ import (
 //
 // Memory indexes a record when it is appended, so that every lookup is a
 // hash-map access whatever the number of records: each scalar leaf of a
-// SUCCESS payload under (tool, dotted path, text) and under its text alone,
-// the successful tools, the calls by call id and by fingerprint. FAILED
-// payloads are kept but not indexed: a failure is no evidence of a value.
+// SUCCESS payload under (tool, dotted path, text), and its text and [Words]
+// alone; the successful tools; the calls by call id and by fingerprint.
+// FAILED payloads are kept but not indexed: a failure is no evidence of a
+// value.
 // The context arguments are unused; Memory never blocks on anything but its
 // locks.
 //
@@ -101,7 +102,10 @@ func (m *Memory) run(id string, create bool) *memRun {
 	return r
 }
 
-type leaf struct{ path, text string }
+type leaf struct {
+	path, text string
+	words      []string
+}
 
 // leaves returns the indexable leaves of a record (none for a failure).
 func leaves(r Record) []leaf {
@@ -110,7 +114,7 @@ func leaves(r Record) []leaf {
 	}
 	var out []leaf
 	_ = Walk(r.Payload, func(path, text string) bool { // Check validated the payload
-		out = append(out, leaf{path, text})
+		out = append(out, leaf{path, text, Words(text)})
 		return true
 	})
 	return out
@@ -155,6 +159,9 @@ func (st *memRun) add(r Record, ls []leaf) {
 		for _, l := range ls {
 			st.values[valueKey{r.Tool, l.path, l.text}] = struct{}{}
 			st.anyValue[l.text] = struct{}{}
+			for _, w := range l.words {
+				st.anyValue[w] = struct{}{}
+			}
 		}
 	}
 	if r.Fingerprint != "" {

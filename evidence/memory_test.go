@@ -1,10 +1,14 @@
 package evidence_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -274,4 +278,68 @@ func ExampleWalk() {
 	// Output:
 	// order.lines.sku A-1
 	// order.lines.sku B-2
+}
+
+func TestWords(t *testing.T) {
+	tests := []struct {
+		reason string
+		in     string
+		want   []string
+	}{
+		{"split at spaces, punctuation trimmed", "delete (s-1), now!", []string{"delete", "s-1", "now"}},
+		{"inner punctuation stays", "see id=prod-main.v2.", []string{"see", "id=prod-main.v2"}},
+		{"a single word is the whole value", "s-1", nil},
+		{"text without spaces is one word", "删除北京的站点", nil},
+		{"only punctuation", "-- ...", nil},
+		{"empty", "", nil},
+	}
+	for _, tt := range tests {
+		got := evidence.Words(tt.in)
+		assert.Equalf(t, tt.want, got, "Words(%q) = %q; want %q (%s)", tt.in, got, tt.want, tt.reason)
+	}
+}
+
+// FuzzScalarText checks the decoder-free fast path against encoding/json.
+func FuzzScalarText(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"`, `"\u00e9"`, `-12`, `007`, `-`, `1.50`, `true`, `null`, "\"\xff\"", `"a"b"`, ` 42 `, `[1]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := evidence.ScalarText(raw)
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		err := dec.Decode(&v)
+		if err == nil {
+			if _, e := dec.Token(); e != io.EOF {
+				err = errors.New("trailing data")
+			}
+		}
+		if err != nil {
+			if ok {
+				t.Fatalf("ScalarText(%q) = %q, true; want false: not one JSON document", raw, got)
+			}
+			return
+		}
+		switch x := v.(type) {
+		case string:
+			if !ok || got != x {
+				t.Fatalf("ScalarText(%q) = %q, %v; want %q, true", raw, got, ok, x)
+			}
+		case bool:
+			if !ok || got != strconv.FormatBool(x) {
+				t.Fatalf("ScalarText(%q) = %q, %v; want %v, true", raw, got, ok, x)
+			}
+		case json.Number:
+			want, errWant := strconv.ParseFloat(string(x), 64)
+			have, errHave := strconv.ParseFloat(got, 64)
+			if !ok || (errWant == nil) != (errHave == nil) || errWant == nil && want != have {
+				t.Fatalf("ScalarText(%q) = %q, %v; want the number %s", raw, got, ok, x)
+			}
+		default:
+			if ok {
+				t.Fatalf("ScalarText(%q) = %q, true; want false for %T", raw, got, v)
+			}
+		}
+	})
 }

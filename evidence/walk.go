@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Walk decodes the JSON document payload and calls fn for every scalar leaf
@@ -21,7 +23,12 @@ import (
 // Walk never panics: a payload that is not exactly one JSON document yields
 // an error and no call of fn. An empty payload yields no call and no error.
 func Walk(payload []byte, fn func(path, text string) bool) error {
-	if len(bytes.TrimSpace(payload)) == 0 {
+	payload = trimJSONSpace(payload)
+	if len(payload) == 0 {
+		return nil
+	}
+	if text, ok := simpleScalar(payload); ok {
+		fn("", text)
 		return nil
 	}
 	v, err := decode(payload)
@@ -84,6 +91,9 @@ func walk(path string, v any, fn func(path, text string) bool) bool {
 // or exponent print in the shortest form that round-trips, and integers
 // written without fraction or exponent keep their digits.
 func ScalarText(raw []byte) (string, bool) {
+	if text, ok := simpleScalar(trimJSONSpace(raw)); ok {
+		return text, true
+	}
 	v, err := decode(raw)
 	if err != nil {
 		return "", false
@@ -99,6 +109,46 @@ func ScalarText(raw []byte) (string, bool) {
 	return "", false
 }
 
+// trimJSONSpace trims the white space JSON allows around a value.
+func trimJSONSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
+}
+
+// simpleScalar returns the text of b, already trimmed, when b is a
+// scalar that needs no decoder: a string without escapes, an integer
+// written as digits, true or false. It is the fast path of the param
+// contract, whose values are mostly of this kind.
+func simpleScalar(b []byte) (string, bool) {
+	switch {
+	case len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"':
+		in := b[1 : len(b)-1]
+		for _, c := range in {
+			if c == '"' || c == '\\' || c < 0x20 {
+				return "", false
+			}
+		}
+		if !utf8.Valid(in) {
+			return "", false // the decoder replaces invalid bytes
+		}
+		return string(in), true
+	case string(b) == "true" || string(b) == "false":
+		return string(b), true
+	}
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 1 && digits[0] == '0' {
+		return "", false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
 func canonicalNumber(s string) string {
 	if !strings.ContainsAny(s, ".eE") {
 		return s
@@ -111,4 +161,20 @@ func canonicalNumber(s string) string {
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// Words returns the words of a string leaf, as [Ledger.HasValue] with no
+// tool matches them: s split at white space, each piece trimmed of the
+// punctuation and symbols at its ends ("(s-1)," gives "s-1"), empty pieces
+// dropped, and s itself omitted (it is matched as the whole value). Text
+// without spaces, such as Chinese, is one word.
+func Words(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, unicode.IsSpace) {
+		w := strings.TrimFunc(f, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })
+		if w != "" && w != s {
+			out = append(out, w)
+		}
+	}
+	return out
 }

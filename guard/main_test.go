@@ -3,14 +3,19 @@ package guard_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/reactguard/reactguard/fingerprint"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/tool"
 )
+
+// errStoreDown is the failure of the broken stores the tests use.
+var errStoreDown = errors.New("store down")
 
 // TestMain checks that no test of the package leaks a goroutine. It is the
 // package's only TestMain; add package-wide setup here.
@@ -43,4 +48,14 @@ func (r *reached) handle(_ context.Context, call invoker.Call) (observation.Obse
 	r.calls++
 	r.last = call
 	return observation.Success("ok", json.RawMessage(call.Args)), nil
+}
+
+// mustFingerprint is fingerprint.Of that fails the test on error.
+func mustFingerprint(tb testing.TB, toolName, args string) string {
+	tb.Helper()
+	fp, err := fingerprint.Of(toolName, json.RawMessage(args))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fp
 }

@@ -1,0 +1,344 @@
+package guard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/fingerprint"
+	"github.com/reactguard/reactguard/invoker"
+	"github.com/reactguard/reactguard/observation"
+	"github.com/reactguard/reactguard/outcome"
+	"github.com/reactguard/reactguard/prompt"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// UncertainFunc reports whether a write that FAILED with code may still
+// have taken effect, so that it must be verified before it runs again.
+type UncertainFunc func(code errcode.Code) bool
+
+// UncertainWrite is the default [UncertainFunc]: true for TOOL_TIMEOUT,
+// TOOL_UNREACHABLE, TOOL_IO_ERROR and MCP_RPC_ERROR, the failures after
+// which nobody knows whether the backend applied the write. Every other
+// failure is taken as definitive: the write did not take effect.
+func UncertainWrite(code errcode.Code) bool {
+	switch code {
+	case errcode.ToolTimeout, errcode.ToolUnreachable, errcode.ToolIOError, errcode.MCPRPCError:
+		return true
+	}
+	return false
+}
+
+// WriteGateOptions configures [WriteGate]. The zero value is usable, but a
+// host that approves writes must share its Approvals store with the loop
+// (see [Options], which does).
+type WriteGateOptions struct {
+	// Approvals holds the gated call and the approvals of each run. Nil
+	// means a new [MemoryApprovals] private to this guard, which nobody
+	// else can approve through: leave it nil only with a RequireApproval
+	// that lets writes through.
+	Approvals Approvals
+	// WriteLedger records writes by idempotency key. Nil means a new
+	// [MemoryWriteLedger].
+	WriteLedger WriteLedger
+	// Catalog renders reasons and next steps; nil means English.
+	Catalog *prompt.Catalog
+	// RequireApproval reports whether a write call needs the user's
+	// approval; nil means every write does. Return false for writes the
+	// host pre-approves; they still pass the ledger.
+	RequireApproval func(call invoker.Call) bool
+	// Uncertain decides which failures leave a write uncertain; nil means
+	// [UncertainWrite].
+	Uncertain UncertainFunc
+}
+
+// WriteGate returns the write gate (see the package documentation for its
+// place in the chain). It acts on calls whose tool is a write
+// (tool.Effect.IsWrite: Write or Unspecified); read tools and calls without
+// a tool pass through untouched.
+//
+// The call's idempotency key is call.IdempotencyKey, or, when empty, one
+// derived from the run and the call's fingerprint ([IdempotencyKey]); it is
+// set on the call passed down, so the tool and the retry guard see it. The
+// gate then claims the key in the write ledger ([WriteLedger.Begin]):
+//
+//   - already succeeded: SUCCESS with the stored result (RESULT_WRITE_REUSED),
+//     no second execution;
+//   - running: DEFERRED WRITE_IN_FLIGHT (NEXT_WRITE_IN_FLIGHT);
+//   - uncertain: the tool's Verify is asked. Applied: the result is stored
+//     and reused as above. Not applied: the claim is released and taken
+//     again, so the write may run (after a new approval). Unknown, an
+//     error, or no verifier: DEFERRED WRITE_PENDING_VERIFY
+//     (NEXT_WRITE_PENDING_VERIFY). An uncertain write never runs again
+//     before its key is verified.
+//
+// With the claim held, the gate consumes an approval of this exact call
+// ([Approvals.Consume] with the fingerprint: tool plus canonical
+// arguments; a call with other arguments needs its own) unless
+// RequireApproval says none is needed. Without one it releases the claim,
+// records the call as gated ([Approvals.Gate]) and answers DEFERRED
+// APPROVAL_REQUIRED, whose next step (NEXT_APPROVAL) names
+// builtin_node_approval and the gated tool.
+//
+// After next returns, the ledger gets the outcome: SUCCESS stores the
+// result's JSON (WriteSucceeded); FAILED is WriteUncertain when Uncertain
+// says so, else WriteFailed; REJECTED or DEFERRED from inside (the write did
+// not run) releases the claim. When an approved write FAILED, its next step
+// becomes NEXT_APPROVED_FAILED: tell the user via builtin_node_follow_up,
+// builtin_node_fail if they stop, never remedy it with another write. A Go
+// error from next, or a panic, records the write as uncertain; the error is
+// returned and the panic goes on.
+//
+// Arguments of a write that are not JSON are REJECTED ARG_JSON_INVALID
+// here, so that no write runs ungated. Store errors are returned as Go
+// errors with the zero observation; ledger updates after the execution use
+// a context that is not cancelled with ctx, so a cancelled caller still
+// leaves a truthful ledger. The interceptor is safe for concurrent use:
+// concurrent calls of one write execute it at most once.
+func WriteGate(opts WriteGateOptions) invoker.Interceptor {
+	g := &writeGate{
+		approvals: opts.Approvals,
+		ledger:    opts.WriteLedger,
+		cat:       opts.Catalog,
+		require:   opts.RequireApproval,
+		uncertain: opts.Uncertain,
+	}
+	if g.approvals == nil {
+		g.approvals = NewMemoryApprovals()
+	}
+	if g.ledger == nil {
+		g.ledger = NewMemoryWriteLedger()
+	}
+	if g.uncertain == nil {
+		g.uncertain = UncertainWrite
+	}
+	return g.intercept
+}
+
+type writeGate struct {
+	approvals Approvals
+	ledger    WriteLedger
+	cat       *prompt.Catalog
+	require   func(invoker.Call) bool
+	uncertain UncertainFunc
+}
+
+// IdempotencyKey returns the idempotency key the write gate derives for a
+// call of run with fingerprint fp when the call carries none: a hex
+// SHA-256 of both, so the same write in the same run always gets the same
+// key and different runs never share one.
+func IdempotencyKey(run, fp string) string {
+	var buf [80]byte
+	b := binary.AppendUvarint(buf[:0], uint64(len(run)))
+	b = append(b, run...)
+	b = append(b, fp...)
+	sum := sha256.Sum256(b)
+	return "rg-" + hex.EncodeToString(sum[:16])
+}
+
+// maxClaims bounds how often one call tries to claim its key after a
+// verification released it; past it, someone else holds the key.
+const maxClaims = 3
+
+func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invoker.Handler) (observation.Observation, error) {
+	t := call.Tool
+	if t == nil || !t.Effect.IsWrite() {
+		return next(ctx, call)
+	}
+	fp, err := fingerprint.Of(call.Name, call.Args)
+	if err != nil {
+		return observation.Rejected(errcode.ArgJSONInvalid,
+			g.cat.Reason(errcode.ArgJSONInvalid, "tool", call.Name, "detail", err.Error()),
+			g.cat.Text(prompt.NextFixJSON, "tool", call.Name)), nil
+	}
+	if call.IdempotencyKey == "" {
+		call.IdempotencyKey = IdempotencyKey(call.Run, fp)
+	}
+	key := call.IdempotencyKey
+
+	claimed := false
+	for range maxClaims {
+		rec, ok, err := g.ledger.Begin(ctx, key, call.Name)
+		if err != nil {
+			return observation.Observation{}, fmt.Errorf("guard: write gate: claim %q: %w", key, err)
+		}
+		if ok {
+			claimed = true
+			break
+		}
+		switch rec.State {
+		case WriteSucceeded:
+			return g.reused(call, rec.Result), nil
+		case WriteRunning:
+			return g.inFlight(call), nil
+		case WriteUncertain:
+			obs, again, err := g.verify(ctx, call, t, key)
+			if err != nil || !again {
+				return obs, err
+			}
+			// Verified not applied and released: claim it again.
+		default: // WriteNone, WriteFailed: Begin should have claimed them
+			return observation.Observation{}, fmt.Errorf("guard: write gate: ledger refused a claim of %q in state %d", key, rec.State)
+		}
+	}
+	if !claimed {
+		return g.inFlight(call), nil
+	}
+
+	approved := false
+	if g.require == nil || g.require(call) {
+		ok, err := g.approvals.Consume(ctx, call.Run, fp)
+		if err != nil {
+			g.release(ctx, call, key)
+			return observation.Observation{}, fmt.Errorf("guard: write gate: consume approval: %w", err)
+		}
+		if !ok {
+			if err := g.release(ctx, call, key); err != nil {
+				return observation.Observation{}, err
+			}
+			gc := GatedCall{CallID: call.ID, Tool: call.Name, Args: call.Args, Fingerprint: fp, Round: call.Round}
+			if err := g.approvals.Gate(ctx, call.Run, gc); err != nil {
+				return observation.Observation{}, fmt.Errorf("guard: write gate: gate call: %w", err)
+			}
+			return observation.Deferred(errcode.ApprovalRequired,
+				g.cat.Reason(errcode.ApprovalRequired, "tool", call.Name),
+				g.cat.Text(prompt.NextApproval, "tool", call.Name)), nil
+		}
+		approved = true
+	}
+	return g.execute(ctx, call, key, approved, next)
+}
+
+// execute runs the claimed write and records its outcome.
+func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, approved bool, next invoker.Handler) (obs observation.Observation, err error) {
+	settle := context.WithoutCancel(ctx)
+	done := false
+	defer func() {
+		if !done { // next panicked: nobody knows whether the write applied
+			_ = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain})
+		}
+	}()
+	obs, err = next(ctx, call)
+	done = true
+	if err != nil {
+		if ferr := g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain}); ferr != nil {
+			return observation.Observation{}, fmt.Errorf("%w (and recording the write as uncertain failed: %v)", err, ferr)
+		}
+		return observation.Observation{}, err
+	}
+	rec := WriteRecord{Key: key, Tool: call.Name}
+	switch obs.Outcome() {
+	case outcome.Success:
+		rec.State = WriteSucceeded
+		rec.Result = resultJSON(obs.Data())
+	case outcome.Failed:
+		rec.State, rec.Code = WriteFailed, obs.Code()
+		if g.uncertain(obs.Code()) {
+			rec.State = WriteUncertain
+		}
+		if approved {
+			obs = obs.WithNext(g.cat.Text(prompt.NextApprovedFailed, "tool", call.Name))
+		}
+	case outcome.Rejected, outcome.Deferred:
+		rec.State = WriteNone // stopped inside before it ran
+	default: // a zero observation: the handler broke its contract
+		rec.State = WriteUncertain
+	}
+	if err := g.ledger.Finish(settle, rec); err != nil {
+		return observation.Observation{}, fmt.Errorf("guard: write gate: record %q: %w", key, err)
+	}
+	return obs, nil
+}
+
+// verify asks the tool whether an uncertain write applied. It returns the
+// observation to answer with, or again=true when the write verified as not
+// applied and its claim was released.
+func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool, key string) (observation.Observation, bool, error) {
+	if t.Verify == nil {
+		return g.pendingVerify(call), false, nil
+	}
+	status, result, err := safeVerify(ctx, t.Verify, key)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return observation.Observation{}, false, cerr
+		}
+		return g.pendingVerify(call), false, nil
+	}
+	switch status {
+	case tool.WriteApplied:
+		raw := resultJSON(result)
+		if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteSucceeded, Result: raw}); err != nil {
+			return observation.Observation{}, false, fmt.Errorf("guard: write gate: record verified %q: %w", key, err)
+		}
+		return g.reused(call, raw), false, nil
+	case tool.WriteNotApplied:
+		if err := g.release(ctx, call, key); err != nil {
+			return observation.Observation{}, false, err
+		}
+		return observation.Observation{}, true, nil
+	case tool.WriteUnknown:
+	}
+	return g.pendingVerify(call), false, nil
+}
+
+// safeVerify calls v, turning a panic into an error: a verifier is tool
+// code, and a broken one leaves the write unverified, not the host down.
+func safeVerify(ctx context.Context, v tool.VerifyFunc, key string) (st tool.WriteStatus, res any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			st, res, err = tool.WriteUnknown, nil, fmt.Errorf("verify panicked: %v", p)
+		}
+	}()
+	return v(ctx, key)
+}
+
+// release gives up a claim that did not execute.
+func (g *writeGate) release(ctx context.Context, call invoker.Call, key string) error {
+	if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteNone}); err != nil {
+		return fmt.Errorf("guard: write gate: release %q: %w", key, err)
+	}
+	return nil
+}
+
+func (g *writeGate) reused(call invoker.Call, result json.RawMessage) observation.Observation {
+	var data any
+	if len(result) > 0 {
+		data = result
+	}
+	return observation.Success(g.cat.Text(prompt.ResultWriteReused, "tool", call.Name), data)
+}
+
+func (g *writeGate) inFlight(call invoker.Call) observation.Observation {
+	return observation.Deferred(errcode.WriteInFlight,
+		g.cat.Reason(errcode.WriteInFlight, "tool", call.Name),
+		g.cat.Text(prompt.NextWriteInFlight, "tool", call.Name))
+}
+
+func (g *writeGate) pendingVerify(call invoker.Call) observation.Observation {
+	return observation.Deferred(errcode.WritePendingVerify,
+		g.cat.Reason(errcode.WritePendingVerify, "tool", call.Name),
+		g.cat.Text(prompt.NextWritePendingVerify, "tool", call.Name))
+}
+
+// resultJSON returns the JSON of a write's result for the ledger; nil when
+// there is none or it cannot be encoded.
+func resultJSON(data any) json.RawMessage {
+	switch d := data.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		if !json.Valid(d) {
+			return nil
+		}
+		return d
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil
+	}
+	return b
+}

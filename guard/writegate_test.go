@@ -629,3 +629,40 @@ func ExampleWriteGate() {
 	// SUCCESS: create_site already succeeded for these arguments; the earlier result is reused
 	// executions: 1
 }
+
+func TestWriteGate_ResultStoredAsJSON(t *testing.T) {
+	tests := []struct {
+		name   string
+		data   any
+		stored string
+		reason string
+	}{
+		{"value", map[string]int{"id": 7}, `{"id":7}`, "a Go value is encoded"},
+		{"raw", json.RawMessage(`{"id":7}`), `{"id":7}`, "raw JSON is kept"},
+		{"invalid raw", json.RawMessage(`{"id":`), ``, "invalid raw JSON is not stored"},
+		{"unencodable", make(chan int), ``, "a value JSON cannot encode is not stored"},
+		{"nil", nil, ``, "no result, nothing stored"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ledger := guard.NewMemoryWriteLedger()
+			h := invoker.Chain(func(context.Context, invoker.Call) (observation.Observation, error) {
+				return observation.Success("ok", tt.data), nil
+			}, guard.WriteGate(guard.WriteGateOptions{WriteLedger: ledger, RequireApproval: func(invoker.Call) bool { return false }}))
+			tl := catalogued(t, &tool.Tool{Name: "w", InputSchema: &jsonschema.Schema{Type: "object"}, Effect: tool.Write,
+				Func: func(context.Context, tool.Request) (any, error) { return nil, nil }})
+			_, err := send(t, h, tl, `{}`)
+			require.NoError(t, err)
+			rec, _, _ := ledger.Get(context.Background(), guard.IdempotencyKey("run-1", mustFingerprint(t, "w", `{}`)))
+			assert.Equal(t, guard.WriteSucceeded, rec.State)
+			assert.Equal(t, tt.stored, string(rec.Result), "(%s)", tt.reason)
+
+			obs, err := send(t, h, tl, `{}`)
+			require.NoError(t, err)
+			require.Equal(t, outcome.Success, obs.Outcome(), "the write is reused")
+			if tt.stored == "" {
+				assert.Nil(t, obs.Data(), "a reused write without a stored result has no payload")
+			}
+		})
+	}
+}

@@ -120,7 +120,7 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 		Attempt:        max(call.Attempt, 1),
 		IdempotencyKey: call.IdempotencyKey,
 	}
-	result, err, p := run(runCtx, t.Func, req)
+	result, p, err := run(runCtx, t.Func, req)
 	if p != nil {
 		inv.log().LogAttrs(ctx, slog.LevelError, "invoker: tool panicked",
 			slog.String("tool", name), slog.String("call_id", call.ID),
@@ -185,14 +185,14 @@ func (inv *defaultInvoker) next(name string, code errcode.Code) string {
 }
 
 // run calls fn, turning a panic into a *panicked.
-func run(ctx context.Context, fn tool.Func, req tool.Request) (result any, err error, p *panicked) {
+func run(ctx context.Context, fn tool.Func, req tool.Request) (result any, p *panicked, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p = &panicked{value: r, stack: debug.Stack()}
 		}
 	}()
 	result, err = fn(ctx, req)
-	return result, err, nil
+	return result, nil, err
 }
 
 // classifySafely runs classify, turning a panic of the error's own methods
@@ -302,7 +302,7 @@ func walk(err error, f func(error) bool) bool {
 // timeout.
 func isTimeout(err error) bool {
 	return walk(err, func(e error) bool {
-		t, ok := e.(interface{ Timeout() bool }) //nolint:errorlint // e is one link of the chain walk
+		t, ok := e.(interface{ Timeout() bool })
 		return ok && t.Timeout()
 	})
 }

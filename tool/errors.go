@@ -118,7 +118,6 @@ func (e *Error) Error() string {
 	}
 	if e.Message != "" {
 		b.WriteString(sep + e.Message)
-		sep = ": "
 	}
 	if e.Err != nil {
 		b.WriteString(": " + e.Err.Error())

@@ -107,11 +107,11 @@ func TestReject(t *testing.T) {
 	assert.Same(t, r, got)
 
 	assert.PanicsWithValue(t, "tool.Reject: a rejection needs a next step", func() {
-		tool.Reject(errcode.ApprovalToolMismatch, "x", "")
+		_ = tool.Reject(errcode.ApprovalToolMismatch, "x", "")
 	}, "a rejection without a next step cannot be built")
-	assert.Panics(t, func() { tool.Reject(0, "x", "y") }, "a rejection without a code cannot be built")
-	assert.Panics(t, func() { tool.Reject(errcode.Code(1), "x", "y") }, "a rejection with an undefined code cannot be built")
-	assert.NotPanics(t, func() { tool.Reject(errcode.FollowUpAnswered, "", "y") }, "the reason may be empty: the code's template stands in")
+	assert.Panics(t, func() { _ = tool.Reject(0, "x", "y") }, "a rejection without a code cannot be built")
+	assert.Panics(t, func() { _ = tool.Reject(errcode.Code(1), "x", "y") }, "a rejection with an undefined code cannot be built")
+	assert.NotPanics(t, func() { _ = tool.Reject(errcode.FollowUpAnswered, "", "y") }, "the reason may be empty: the code's template stands in")
 }
 
 func TestArgsError(t *testing.T) {

@@ -1,0 +1,136 @@
+package react_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// replay returns a model that answers with turns in order.
+func replay(turns ...react.Response) react.Model {
+	n := 0
+	return react.ModelFunc(func(context.Context, react.Request) (react.Response, error) {
+		if n >= len(turns) {
+			return react.Response{}, fmt.Errorf("no more turns")
+		}
+		n++
+		return turns[n-1], nil
+	})
+}
+
+func tc(id, name, args string) react.Response {
+	return react.Response{ToolCalls: []react.ToolCall{{ID: id, Name: name, Args: json.RawMessage(args)}}}
+}
+
+type site struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+}
+
+func exampleCatalog() *tool.Catalog {
+	list := tool.New("list_sites", "List the user's websites.", func(context.Context, struct{}) ([]site, error) {
+		return []site{{ID: 7, Name: "blog"}}, nil
+	})
+	list.Effect = tool.Read
+	type createIn struct {
+		Name string `json:"name"`
+	}
+	create := tool.New("create_site", "Create a website.", func(_ context.Context, in createIn) (site, error) {
+		fmt.Println("  (create_site runs)")
+		return site{ID: 42, Name: in.Name}, nil
+	})
+	create.Effect = tool.Write
+	return tool.MustCatalog(list, create)
+}
+
+func printTools(res react.Result) {
+	for _, m := range res.Transcript {
+		if m.Role == react.RoleTool {
+			fmt.Printf("  %s: %s\n", m.ToolCallID, m.Content)
+		}
+	}
+}
+
+func ExampleNew() {
+	loop, err := react.New(react.Config{
+		Model:    replay(tc("c1", "list_sites", `{}`), tc("c2", react.ToolFinish, `{"summary":"one site"}`)),
+		Tools:    exampleCatalog(),
+		Observer: react.NopObserver{},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := loop.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "which sites do I have?")
+	fmt.Println(res.Status, res.Summary, err)
+	// Output: finished one site <nil>
+}
+
+func ExampleLoop_Run() {
+	loop, _ := react.New(react.Config{
+		Model: replay(
+			tc("c1", "list_sites", `{}`),
+			tc("c2", react.ToolOutputSet, `{"key":"site_id","value":7,"sourceType":"tool_result","sourceRef":"c1"}`),
+			tc("c3", react.ToolFinish, `{}`),
+		),
+		Tools:    exampleCatalog(),
+		Observer: react.NopObserver{},
+	})
+	node := react.Node{
+		Name:         "find_blog",
+		Instructions: "Find the id of the user's blog.",
+		Tools:        []string{"list_sites"},
+		Outputs:      []react.Output{{Key: "site_id", Required: true}},
+	}
+	res, err := loop.Run(context.Background(), node, "what is the id of my blog?")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Status, string(res.Outputs["site_id"].Value))
+	printTools(res)
+	// Output:
+	// finished 7
+	//   c1: list_sites succeeded
+	// [{"id":7,"name":"blog"}]
+	//   c2: output site_id is set
+	//   c3: the node is finished
+}
+
+func ExampleLoop_Resume() {
+	cfg := react.Config{
+		Model: replay(
+			tc("w1", "create_site", `{"name":"shop"}`),
+			tc("a", react.ToolApproval, `{"tool":"create_site","reason":"the user asked for a shop"}`),
+		),
+		Tools:    exampleCatalog(),
+		Observer: react.NopObserver{},
+		NewRunID: func() string { return "run-42" },
+	}
+	loop, _ := react.New(cfg)
+	node := react.Node{Tools: []string{"create_site"}}
+	res, _ := loop.Run(context.Background(), node, "create a site called shop")
+	fmt.Println(res.Status, res.Suspension.Kind, res.Suspension.Approval.Tool, string(res.Suspension.Approval.Args))
+	printTools(res)
+
+	// Later, perhaps in another process: a new Loop resumes the stored
+	// snapshot with the user's decision.
+	cfg.Model = replay(tc("w2", "create_site", `{"name":"shop"}`), tc("f", react.ToolFinish, `{}`))
+	later, _ := react.New(cfg)
+	res, err := later.Resume(context.Background(), res.Snapshot, react.Approve())
+	fmt.Println(res.Status, err)
+	printTools(res)
+	// Output:
+	// suspended approval create_site {"name":"shop"}
+	//   w1: the write create_site needs the user's approval. Next: call builtin_node_approval with tool create_site to ask the user to approve this exact call; do not call create_site again before the answer
+	//   (create_site runs)
+	// finished <nil>
+	//   w1: the write create_site needs the user's approval. Next: call builtin_node_approval with tool create_site to ask the user to approve this exact call; do not call create_site again before the answer
+	//   a: the user approved the call of create_site
+	//   w2: create_site succeeded
+	// {"id":42,"name":"shop"}
+	//   f: the node is finished
+}

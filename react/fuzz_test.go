@@ -1,0 +1,90 @@
+package react_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// FuzzModelResponse: malformed tool calls (missing or repeated ids, empty
+// or unknown names, arguments that are not JSON) never panic, every call
+// is answered exactly once, and every non-success says what to do next.
+func FuzzModelResponse(f *testing.F) {
+	f.Add("a", "list_sites", `{}`, "b", react.ToolFinish, `{}`)
+	f.Add("", "list_sites", `{`, "", "", `null`)
+	f.Add("x", "create_site", `{"name":1}`, "x", react.ToolApproval, `{"tool":"create_site"}`)
+	f.Add("q", react.ToolFollowUp, `{"question":"which space?"}`, "r", react.ToolFail, `[]`)
+	f.Add("s", react.ToolOutputSet, `{"key":"k","value":{"a":[1]},"sourceType":"tool_result","sourceRef":"a"}`, "t", "drop_db", "\x00")
+	f.Add("rg_1_2", "list_sites", `"str"`, "", react.ToolOutputSet, `{"key":"k","value":"hi","sourceType":"user"}`)
+	f.Fuzz(func(t *testing.T, id1, name1, args1, id2, name2, args2 string) {
+		list := newFake("list_sites", tool.Read, ok(map[string]any{"k": "hi"}))
+		create := newFake("create_site", tool.Write, ok(map[string]any{"id": 1}))
+		m := newScript(turn(
+			react.ToolCall{ID: id1, Name: name1, Args: json.RawMessage(args1)},
+			react.ToolCall{ID: id2, Name: name2, Args: json.RawMessage(args2)},
+		), turn(call("zz_end", react.ToolFail, `{}`)))
+		e := newEnv(t, m, list.Tool, create.Tool)
+		node := react.Node{Tools: []string{"list_sites", "create_site"}, Outputs: []react.Output{{Key: "k"}}}
+		res, err := e.loop.Run(context.Background(), node, "hi")
+		if err != nil {
+			if !errors.Is(err, errScriptDone) {
+				t.Fatalf("Run = %v; want no error (or the end of the script)", err)
+			}
+			return
+		}
+		if !res.Status.IsValid() {
+			t.Fatalf("Run status %v", res.Status)
+		}
+		if res.Status != react.Suspended {
+			requirePaired(t, res.Transcript)
+		}
+		for _, msg := range toolMessages(res.Transcript) {
+			if msg.IsError && !strings.Contains(msg.Content, ". Next: ") {
+				t.Fatalf("non-success without a next step: %q", msg.Content)
+			}
+		}
+		if res.Status == react.Suspended {
+			if _, err := e.loop.Resume(context.Background(), res.Snapshot, react.Continue()); !errors.Is(err, react.ErrDecision) {
+				t.Fatalf("Resume(suspended, Continue) = %v; want ErrDecision", err)
+			}
+		}
+	})
+}
+
+// FuzzSnapshotDecode: whatever bytes are offered as a snapshot, Resume
+// never panics, and refuses what it cannot resume with a classified error.
+func FuzzSnapshotDecode(f *testing.F) {
+	seed := func(m *script, node react.Node, tools ...*tool.Tool) []byte {
+		res, err := newEnv(f, m, tools...).loop.Run(context.Background(), node, "create a site called blog")
+		if res.Snapshot == nil {
+			f.Fatalf("no snapshot (err %v)", err)
+		}
+		return res.Snapshot
+	}
+	list, _, create := sitesTools()
+	f.Add(seed(approvalBefore(), approvalNode, list.Tool, create.Tool), uint8(0))
+	f.Add(seed(newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which?"}`))), react.Node{}), uint8(2))
+	f.Add(seed(newScript(turn(call("", "list_sites", `{`)), errors.New("model down")), approvalNode, list.Tool, create.Tool), uint8(3))
+	f.Add([]byte(`{"format":"reactguard.react.snapshot","version":1,"checksum":"","state":{}}`), uint8(1))
+	f.Add([]byte(`{}`), uint8(0))
+	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
+		list, _, create := sitesTools()
+		e := newEnv(t, newScript(turn(call("zz_end", react.ToolFail, `{}`))), list.Tool, create.Tool)
+		d := []react.Decision{react.Approve(), react.Decline("no"), react.Answer("blue"), react.Continue()}[which%4]
+		res, err := e.loop.Resume(context.Background(), b, d)
+		if err != nil {
+			if !errors.Is(err, react.ErrSnapshot) && !errors.Is(err, react.ErrDecision) && !errors.Is(err, react.ErrInvalidNode) && !errors.Is(err, errScriptDone) {
+				t.Fatalf("Resume = %v; want a classified refusal", err)
+			}
+			return
+		}
+		if !res.Status.IsValid() {
+			t.Fatalf("Resume status %v", res.Status)
+		}
+	})
+}

@@ -1,0 +1,295 @@
+package react_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// errScriptDone is what the scripted model returns after its last turn.
+var errScriptDone = errors.New("script exhausted")
+
+// script is a scripted model: each turn is computed from the request. It
+// records a deep copy of every request.
+type script struct {
+	mu    sync.Mutex
+	turns []func(req react.Request) (react.Response, error)
+	reqs  []react.Request
+}
+
+func newScript(turns ...any) *script {
+	s := &script{}
+	for _, t := range turns {
+		switch t := t.(type) {
+		case react.Response:
+			s.turns = append(s.turns, func(react.Request) (react.Response, error) { return t, nil })
+		case func(react.Request) (react.Response, error):
+			s.turns = append(s.turns, t)
+		case func(react.Request) react.Response:
+			s.turns = append(s.turns, func(r react.Request) (react.Response, error) { return t(r), nil })
+		case error:
+			s.turns = append(s.turns, func(react.Request) (react.Response, error) { return react.Response{}, t })
+		default:
+			panic(fmt.Sprintf("newScript: %T", t))
+		}
+	}
+	return s
+}
+
+func (s *script) Generate(ctx context.Context, req react.Request) (react.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return react.Response{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, react.Request{Messages: slices.Clone(req.Messages), Tools: slices.Clone(req.Tools)})
+	n := len(s.reqs) - 1
+	if n >= len(s.turns) {
+		return react.Response{}, errScriptDone
+	}
+	return s.turns[n](req)
+}
+
+func (s *script) requests() []react.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+func call(id, name, args string) react.ToolCall {
+	return react.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
+}
+
+func turn(calls ...react.ToolCall) react.Response { return react.Response{ToolCalls: calls} }
+
+func text(t string) react.Response { return react.Response{Text: t} }
+
+var objectSchema = &jsonschema.Schema{Type: "object"}
+
+// fake is a tool whose executions are counted.
+type fake struct {
+	*tool.Tool
+	n atomic.Int64
+}
+
+func newFake(name string, effect tool.Effect, fn func(ctx context.Context, req tool.Request) (any, error)) *fake {
+	f := &fake{}
+	f.Tool = &tool.Tool{Name: name, Description: name + " tool", InputSchema: objectSchema, Effect: effect,
+		Func: func(ctx context.Context, req tool.Request) (any, error) {
+			f.n.Add(1)
+			return fn(ctx, req)
+		}}
+	return f
+}
+
+func ok(payload any) func(context.Context, tool.Request) (any, error) {
+	return func(context.Context, tool.Request) (any, error) { return payload, nil }
+}
+
+func fails(err error) func(context.Context, tool.Request) (any, error) {
+	return func(context.Context, tool.Request) (any, error) { return nil, err }
+}
+
+func (f *fake) executions() int { return int(f.n.Load()) }
+
+// event is one recorded observer event.
+type event struct {
+	Kind    string
+	Tool    string
+	CallID  string
+	Outcome string
+	Code    string
+	Count   int
+	Reason  string
+	Dur     time.Duration
+}
+
+// recorder records events in order.
+type recorder struct {
+	mu     sync.Mutex
+	events []event
+}
+
+func (r *recorder) add(e event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) OnNodeStarted(context.Context, react.NodeEvent) { r.add(event{Kind: "started"}) }
+func (r *recorder) OnToolInvoked(_ context.Context, e react.ToolEvent) {
+	code := ""
+	if e.Code != 0 {
+		code = e.Code.String()
+	}
+	r.add(event{Kind: "tool", Tool: e.Tool, CallID: e.CallID, Outcome: e.Outcome.String(), Code: code, Dur: e.Duration})
+}
+func (r *recorder) OnToolSkipped(_ context.Context, e react.ToolEvent) {
+	r.add(event{Kind: "skipped", Tool: e.Tool, CallID: e.CallID})
+}
+func (r *recorder) OnNoToolCalls(context.Context, react.RoundEvent) {
+	r.add(event{Kind: "no_tool_calls"})
+}
+func (r *recorder) OnStall(_ context.Context, e react.StallEvent) {
+	r.add(event{Kind: "stall", Count: e.Count, Reason: e.Reason, CallID: e.CallID})
+}
+func (r *recorder) OnStallReset(_ context.Context, e react.StallEvent) {
+	r.add(event{Kind: "reset", CallID: e.CallID})
+}
+func (r *recorder) OnSuspended(_ context.Context, e react.SuspendEvent) {
+	r.add(event{Kind: "suspended", Reason: e.Suspension.Kind.String()})
+}
+func (r *recorder) OnFinished(context.Context, react.EndEvent) { r.add(event{Kind: "finished"}) }
+func (r *recorder) OnFailed(_ context.Context, e react.EndEvent) {
+	r.add(event{Kind: "failed", Reason: e.Failure.Kind.String()})
+}
+
+func (r *recorder) kinds() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+func (r *recorder) of(kind string) []event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []event
+	for _, e := range r.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fixed clock: every reading advances by one millisecond.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// env is a loop under test with its model, observer and stores.
+type env struct {
+	t      testing.TB
+	model  *script
+	rec    *recorder
+	guards *guard.Options
+	loop   *react.Loop
+	cfg    react.Config
+}
+
+func newEnv(t testing.TB, m *script, tools ...*tool.Tool) *env {
+	t.Helper()
+	cat, err := tool.NewCatalog(tools...)
+	require.NoError(t, err)
+	e := &env{t: t, model: m, rec: &recorder{}, guards: &guard.Options{}}
+	e.cfg = react.Config{
+		Model:    m,
+		Tools:    cat,
+		Guards:   e.guards,
+		Observer: e.rec,
+		NewRunID: func() string { return "run-1" },
+		Now:      (&clock{}).now,
+	}
+	e.loop, err = react.New(e.cfg)
+	require.NoError(t, err)
+	return e
+}
+
+// again builds a second loop on the same config and stores, as another
+// process connected to the same stores would.
+func (e *env) again(m react.Model) *react.Loop {
+	cfg := e.cfg
+	cfg.Model = m
+	l, err := react.New(cfg)
+	require.NoError(e.t, err)
+	return l
+}
+
+func (e *env) run(node react.Node, input string) react.Result {
+	e.t.Helper()
+	res, err := e.loop.Run(context.Background(), node, input)
+	require.NoError(e.t, err)
+	return res
+}
+
+// toolMessages returns the tool messages of a transcript.
+func toolMessages(ms []react.Message) []react.Message {
+	var out []react.Message
+	for _, m := range ms {
+		if m.Role == react.RoleTool {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// toolMessage returns the tool message answering callID.
+func toolMessage(t *testing.T, ms []react.Message, callID string) react.Message {
+	t.Helper()
+	var found []react.Message
+	for _, m := range ms {
+		if m.Role == react.RoleTool && m.ToolCallID == callID {
+			found = append(found, m)
+		}
+	}
+	require.Len(t, found, 1, "exactly one tool message answers %s", callID)
+	return found[0]
+}
+
+// requirePaired asserts that every tool call of the transcript has exactly
+// one tool message, after its turn and before the next assistant turn.
+func requirePaired(t *testing.T, ms []react.Message) {
+	t.Helper()
+	for i, m := range ms {
+		if m.Role != react.RoleAssistant {
+			continue
+		}
+		want := map[string]bool{}
+		for _, c := range m.ToolCalls {
+			want[c.ID] = true
+		}
+		got := map[string]int{}
+		for _, n := range ms[i+1:] {
+			if n.Role == react.RoleAssistant {
+				break
+			}
+			if n.Role == react.RoleTool {
+				got[n.ToolCallID]++
+			}
+		}
+		for id := range want {
+			require.Equal(t, 1, got[id], "call %s of message %d has %d tool messages; want 1", id, i, got[id])
+		}
+		for id := range got {
+			require.True(t, want[id], "tool message %s answers no call of message %d", id, i)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

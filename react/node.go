@@ -1,0 +1,236 @@
+package react
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Default limits of a [Node] whose limit fields are zero.
+const (
+	// DefaultNoProgressLimit is the number of consecutive stalls a node
+	// tolerates; the next one fails it.
+	DefaultNoProgressLimit = 3
+	// DefaultMaxRounds bounds the model turns of a node.
+	DefaultMaxRounds = 20
+	// DefaultMaxParallel bounds the read-only calls of one wave that run at
+	// the same time when [Node].ParallelReads is set.
+	DefaultMaxParallel = 4
+)
+
+// Node is one ReAct task: what the model is asked to do, which tools it may
+// see, the outputs it must produce, and the limits of the loop. A Node is a
+// plain value; it is copied into every run and into its snapshot, so a
+// suspended run resumes with the node it started with. The zero value is a
+// valid node with no instructions, no catalog tools (only the built-in
+// tools), no outputs and the default limits.
+type Node struct {
+	// Name identifies the node in events and logs.
+	Name string `json:"name,omitempty"`
+	// Instructions tell the model the task; they open the system message
+	// of every round.
+	Instructions string `json:"instructions,omitempty"`
+	// Tools are the names of the catalog tools the model may see and call,
+	// in the order they are offered. Every name must be in the loop's
+	// catalog. The built-in tools are always visible and must not be
+	// listed. A call of any other tool is REJECTED CATALOG_DENIED.
+	Tools []string `json:"tools,omitempty"`
+	// Outputs is the output contract: the keys builtin_output_set may set.
+	Outputs []Output `json:"outputs,omitempty"`
+	// NoProgressLimit is the number of consecutive stalls tolerated; the
+	// stall past it fails the node. 0 means [DefaultNoProgressLimit].
+	NoProgressLimit int `json:"no_progress_limit,omitempty"`
+	// MaxRounds bounds the model turns of the node, across suspensions; a
+	// node that has not ended after MaxRounds turns fails. 0 means
+	// [DefaultMaxRounds].
+	MaxRounds int `json:"max_rounds,omitempty"`
+	// ParallelReads lets the read-only catalog calls of one wave run
+	// concurrently. Their results are still processed in call order, so the
+	// counting of §6 is unchanged; see the package documentation.
+	ParallelReads bool `json:"parallel_reads,omitempty"`
+	// MaxParallel bounds the concurrent reads; 0 means
+	// [DefaultMaxParallel].
+	MaxParallel int `json:"max_parallel,omitempty"`
+}
+
+// Output declares one output key of a node.
+type Output struct {
+	// Key is the output's name; unique within the node.
+	Key string `json:"key"`
+	// Description tells the model what the output holds.
+	Description string `json:"description,omitempty"`
+	// Required outputs must be set before builtin_node_finish is accepted.
+	Required bool `json:"required,omitempty"`
+	// Accepts lists the source types a value may come from. Empty means
+	// [SourceToolResult] and [SourceUser]: a value must be grounded unless
+	// the node explicitly accepts [SourceModel].
+	Accepts []SourceType `json:"accepts,omitempty"`
+}
+
+// accepts reports whether o accepts source type s.
+func (o Output) accepts(s SourceType) bool {
+	if len(o.Accepts) == 0 {
+		return s == SourceToolResult || s == SourceUser
+	}
+	return slices.Contains(o.Accepts, s)
+}
+
+// accepted returns the source types o accepts, in a stable order.
+func (o Output) accepted() []SourceType {
+	if len(o.Accepts) == 0 {
+		return []SourceType{SourceToolResult, SourceUser}
+	}
+	return o.Accepts
+}
+
+// SourceType says where the value of an output comes from. The zero value
+// is invalid: builtin_output_set without a source type is rejected with
+// OUTPUT_SOURCE_TYPE_MISSING.
+type SourceType uint8
+
+// The source types. Their text forms (user, tool_result, model) are what
+// the model passes to builtin_output_set.
+const (
+	// SourceUser: the value appears in the user's words of the run (the
+	// task or an answer to a follow-up). No sourceRef.
+	SourceUser SourceType = 1
+	// SourceToolResult: the value equals a field (or the whole) of a
+	// successful tool result; sourceRef is that call's id.
+	SourceToolResult SourceType = 2
+	// SourceModel: the model's own conclusion; no sourceRef and no check.
+	SourceModel SourceType = 3
+
+	minSource = SourceUser
+	maxSource = SourceModel
+)
+
+// IsValid reports whether s is one of the source types.
+func (s SourceType) IsValid() bool { return s >= minSource && s <= maxSource }
+
+// String returns user, tool_result or model, or "source(n)".
+func (s SourceType) String() string {
+	switch s {
+	case SourceUser:
+		return "user"
+	case SourceToolResult:
+		return "tool_result"
+	case SourceModel:
+		return "model"
+	}
+	return "source(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseSourceType returns the source type with the given text form.
+func ParseSourceType(name string) (SourceType, error) {
+	for s := minSource; s <= maxSource; s++ {
+		if s.String() == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("react: unknown source type %q (want user, tool_result or model)", name)
+}
+
+// MarshalText implements [encoding.TextMarshaler]; an invalid value is an
+// error.
+func (s SourceType) MarshalText() ([]byte, error) {
+	if !s.IsValid() {
+		return nil, fmt.Errorf("react: cannot marshal invalid source type %d", uint8(s))
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler] with
+// [ParseSourceType]; on error s is unchanged.
+func (s *SourceType) UnmarshalText(b []byte) error {
+	v, err := ParseSourceType(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// ErrInvalidNode reports a node definition that cannot run; the error
+// returned by [Loop.Run] wraps it and says what is wrong.
+var ErrInvalidNode = errors.New("react: invalid node")
+
+func (n Node) noProgressLimit() int {
+	if n.NoProgressLimit > 0 {
+		return n.NoProgressLimit
+	}
+	return DefaultNoProgressLimit
+}
+
+func (n Node) maxRounds() int {
+	if n.MaxRounds > 0 {
+		return n.MaxRounds
+	}
+	return DefaultMaxRounds
+}
+
+func (n Node) maxParallel() int {
+	if n.MaxParallel > 0 {
+		return n.MaxParallel
+	}
+	return DefaultMaxParallel
+}
+
+// output returns the declared output with key.
+func (n Node) output(key string) (Output, bool) {
+	for _, o := range n.Outputs {
+		if o.Key == key {
+			return o, true
+		}
+	}
+	return Output{}, false
+}
+
+// required returns the keys of the required outputs in declaration order.
+func (n Node) required() []string {
+	var keys []string
+	for _, o := range n.Outputs {
+		if o.Required {
+			keys = append(keys, o.Key)
+		}
+	}
+	return keys
+}
+
+// validate checks n against the catalog lookup has.
+func (n Node) validate(has func(name string) bool) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w %q: %s", ErrInvalidNode, n.Name, fmt.Sprintf(format, args...))
+	}
+	if n.NoProgressLimit < 0 || n.MaxRounds < 0 || n.MaxParallel < 0 {
+		return bad("negative limit")
+	}
+	seen := make(map[string]bool, len(n.Tools))
+	for _, t := range n.Tools {
+		switch {
+		case isBuiltin(t):
+			return bad("built-in tool %s must not be listed in Tools (it is always visible)", t)
+		case seen[t]:
+			return bad("tool %s listed twice", t)
+		case !has(t):
+			return bad("tool %s is not in the catalog", t)
+		}
+		seen[t] = true
+	}
+	keys := make(map[string]bool, len(n.Outputs))
+	for _, o := range n.Outputs {
+		if o.Key == "" {
+			return bad("an output has no key")
+		}
+		if keys[o.Key] {
+			return bad("output %s declared twice", o.Key)
+		}
+		keys[o.Key] = true
+		for _, s := range o.Accepts {
+			if !s.IsValid() {
+				return bad("output %s accepts an invalid source type %d", o.Key, uint8(s))
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,305 @@
+package react
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/outcome"
+)
+
+// Observer receives the events of a run, synchronously, on the goroutine
+// that runs the loop (parallel reads are reported in call order after they
+// all returned). Methods must not block for long and must be safe for
+// concurrent use when one observer serves several runs at once. Embed
+// [NopObserver] to implement only some methods.
+type Observer interface {
+	// OnNodeStarted reports that [Loop.Run] started a run (not Resume).
+	OnNodeStarted(ctx context.Context, e NodeEvent)
+	// OnToolInvoked reports the observation of one tool call, built-in
+	// calls included.
+	OnToolInvoked(ctx context.Context, e ToolEvent)
+	// OnToolSkipped reports a call that was not run, or whose result was
+	// discarded, because an earlier call of its turn did not succeed or the
+	// node ended (REASON_SKIPPED).
+	OnToolSkipped(ctx context.Context, e ToolEvent)
+	// OnNoToolCalls reports a model turn without a tool call.
+	OnNoToolCalls(ctx context.Context, e RoundEvent)
+	// OnStall reports one no-progress counted.
+	OnStall(ctx context.Context, e StallEvent)
+	// OnStallReset reports the no-progress counter going back to 0 after a
+	// SUCCESS (only when it was above 0).
+	OnStallReset(ctx context.Context, e StallEvent)
+	// OnSuspended reports a run suspending for approval or a follow-up.
+	OnSuspended(ctx context.Context, e SuspendEvent)
+	// OnFinished reports a run that finished.
+	OnFinished(ctx context.Context, e EndEvent)
+	// OnFailed reports a run that failed.
+	OnFailed(ctx context.Context, e EndEvent)
+}
+
+// NodeEvent identifies a run and its node.
+type NodeEvent struct {
+	Run  string
+	Node string
+}
+
+// RoundEvent is a [NodeEvent] in a given round.
+type RoundEvent struct {
+	NodeEvent
+	Round int
+}
+
+// ToolEvent describes one tool call's observation.
+type ToolEvent struct {
+	RoundEvent
+	// CallID and Tool identify the call.
+	CallID string
+	Tool   string
+	// Builtin reports a built-in control tool.
+	Builtin bool
+	// Outcome and Code are the verdict (Code is 0 for SUCCESS and for
+	// skipped calls; Outcome is 0 for skipped calls).
+	Outcome outcome.Outcome
+	Code    errcode.Code
+	// Duration is the time the call took, measured with Config.Now.
+	Duration time.Duration
+}
+
+// StallEvent describes a change of the no-progress counter.
+type StallEvent struct {
+	RoundEvent
+	// Count is the counter after the change.
+	Count int
+	// Limit is the node's no-progress limit.
+	Limit int
+	// Reason is why the stall was counted: finish_rejected, FAILED,
+	// REJECTED (the outcome's name) or no_tool_calls; "" for a reset.
+	Reason string
+	// CallID is the call that caused the change ("" for a round without
+	// tool calls).
+	CallID string
+}
+
+// SuspendEvent describes a suspension.
+type SuspendEvent struct {
+	RoundEvent
+	Suspension Suspension
+}
+
+// EndEvent describes the end of a run.
+type EndEvent struct {
+	RoundEvent
+	// Failure is set for OnFailed.
+	Failure *Failure
+	// Outputs is the number of outputs set.
+	Outputs int
+}
+
+// NopObserver implements [Observer] with methods that do nothing; embed it
+// to implement only some of them.
+type NopObserver struct{}
+
+// OnNodeStarted does nothing.
+func (NopObserver) OnNodeStarted(context.Context, NodeEvent) {}
+
+// OnToolInvoked does nothing.
+func (NopObserver) OnToolInvoked(context.Context, ToolEvent) {}
+
+// OnToolSkipped does nothing.
+func (NopObserver) OnToolSkipped(context.Context, ToolEvent) {}
+
+// OnNoToolCalls does nothing.
+func (NopObserver) OnNoToolCalls(context.Context, RoundEvent) {}
+
+// OnStall does nothing.
+func (NopObserver) OnStall(context.Context, StallEvent) {}
+
+// OnStallReset does nothing.
+func (NopObserver) OnStallReset(context.Context, StallEvent) {}
+
+// OnSuspended does nothing.
+func (NopObserver) OnSuspended(context.Context, SuspendEvent) {}
+
+// OnFinished does nothing.
+func (NopObserver) OnFinished(context.Context, EndEvent) {}
+
+// OnFailed does nothing.
+func (NopObserver) OnFailed(context.Context, EndEvent) {}
+
+var _ Observer = NopObserver{}
+
+// Observers returns an observer that passes every event to each of obs in
+// order. Nil entries are skipped.
+func Observers(obs ...Observer) Observer {
+	var m multi
+	for _, o := range obs {
+		if o != nil {
+			m = append(m, o)
+		}
+	}
+	if len(m) == 1 {
+		return m[0]
+	}
+	return m
+}
+
+type multi []Observer
+
+func (m multi) OnNodeStarted(ctx context.Context, e NodeEvent) {
+	for _, o := range m {
+		o.OnNodeStarted(ctx, e)
+	}
+}
+
+func (m multi) OnToolInvoked(ctx context.Context, e ToolEvent) {
+	for _, o := range m {
+		o.OnToolInvoked(ctx, e)
+	}
+}
+
+func (m multi) OnToolSkipped(ctx context.Context, e ToolEvent) {
+	for _, o := range m {
+		o.OnToolSkipped(ctx, e)
+	}
+}
+
+func (m multi) OnNoToolCalls(ctx context.Context, e RoundEvent) {
+	for _, o := range m {
+		o.OnNoToolCalls(ctx, e)
+	}
+}
+
+func (m multi) OnStall(ctx context.Context, e StallEvent) {
+	for _, o := range m {
+		o.OnStall(ctx, e)
+	}
+}
+
+func (m multi) OnStallReset(ctx context.Context, e StallEvent) {
+	for _, o := range m {
+		o.OnStallReset(ctx, e)
+	}
+}
+
+func (m multi) OnSuspended(ctx context.Context, e SuspendEvent) {
+	for _, o := range m {
+		o.OnSuspended(ctx, e)
+	}
+}
+
+func (m multi) OnFinished(ctx context.Context, e EndEvent) {
+	for _, o := range m {
+		o.OnFinished(ctx, e)
+	}
+}
+
+func (m multi) OnFailed(ctx context.Context, e EndEvent) {
+	for _, o := range m {
+		o.OnFailed(ctx, e)
+	}
+}
+
+// LogObserver is the default [Observer]: it writes every event to a
+// [slog.Logger] with a stable message and attributes:
+//
+//	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… round=…   (WARN when FAILED, INFO otherwise)
+//	TOOL skipped   tool=… call_id=…                                        (INFO)
+//	REACT node_started                                                     (INFO)
+//	REACT no_tool_calls                                                    (INFO)
+//	REACT stall    count=… limit=… reason=…                                (INFO)
+//	REACT stall_reset                                                      (INFO)
+//	REACT suspended kind=… call_id=… tool=…|question=…                      (INFO)
+//	REACT finished  outputs=…                                              (INFO)
+//	REACT failed    cause=… reason=…                                       (WARN)
+//
+// Every record also carries run, node and round. code is omitted for
+// SUCCESS. Build it with [NewLogObserver].
+type LogObserver struct {
+	logger *slog.Logger
+}
+
+// NewLogObserver returns a [LogObserver] writing to logger; nil means
+// [slog.Default], looked up at every event.
+func NewLogObserver(logger *slog.Logger) *LogObserver { return &LogObserver{logger: logger} }
+
+func (l *LogObserver) log() *slog.Logger {
+	if l.logger != nil {
+		return l.logger
+	}
+	return slog.Default()
+}
+
+func roundAttrs(e RoundEvent, attrs ...slog.Attr) []slog.Attr {
+	return append(attrs, slog.String("run", e.Run), slog.String("node", e.Node), slog.Int("round", e.Round))
+}
+
+// OnNodeStarted implements [Observer].
+func (l *LogObserver) OnNodeStarted(ctx context.Context, e NodeEvent) {
+	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
+}
+
+// OnToolInvoked implements [Observer].
+func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
+	level := slog.LevelInfo
+	if e.Outcome == outcome.Failed {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{slog.String("outcome", e.Outcome.String())}
+	if e.Code != 0 {
+		attrs = append(attrs, slog.String("code", e.Code.String()))
+	}
+	attrs = append(attrs, slog.String("tool", e.Tool), slog.Duration("duration", e.Duration), slog.String("call_id", e.CallID))
+	l.log().LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
+}
+
+// OnToolSkipped implements [Observer].
+func (l *LogObserver) OnToolSkipped(ctx context.Context, e ToolEvent) {
+	l.log().LogAttrs(ctx, slog.LevelInfo, "TOOL skipped",
+		roundAttrs(e.RoundEvent, slog.String("tool", e.Tool), slog.String("call_id", e.CallID))...)
+}
+
+// OnNoToolCalls implements [Observer].
+func (l *LogObserver) OnNoToolCalls(ctx context.Context, e RoundEvent) {
+	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT no_tool_calls", roundAttrs(e)...)
+}
+
+// OnStall implements [Observer].
+func (l *LogObserver) OnStall(ctx context.Context, e StallEvent) {
+	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT stall", roundAttrs(e.RoundEvent,
+		slog.Int("count", e.Count), slog.Int("limit", e.Limit), slog.String("reason", e.Reason), slog.String("call_id", e.CallID))...)
+}
+
+// OnStallReset implements [Observer].
+func (l *LogObserver) OnStallReset(ctx context.Context, e StallEvent) {
+	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT stall_reset", roundAttrs(e.RoundEvent, slog.String("call_id", e.CallID))...)
+}
+
+// OnSuspended implements [Observer].
+func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
+	attrs := []slog.Attr{slog.String("kind", e.Suspension.Kind.String()), slog.String("call_id", e.Suspension.CallID)}
+	if e.Suspension.Approval != nil {
+		attrs = append(attrs, slog.String("tool", e.Suspension.Approval.Tool))
+	}
+	if e.Suspension.Question != "" {
+		attrs = append(attrs, slog.String("question", e.Suspension.Question))
+	}
+	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT suspended", roundAttrs(e.RoundEvent, attrs...)...)
+}
+
+// OnFinished implements [Observer].
+func (l *LogObserver) OnFinished(ctx context.Context, e EndEvent) {
+	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs))...)
+}
+
+// OnFailed implements [Observer].
+func (l *LogObserver) OnFailed(ctx context.Context, e EndEvent) {
+	attrs := []slog.Attr{}
+	if e.Failure != nil {
+		attrs = append(attrs, slog.String("cause", e.Failure.Kind.String()), slog.String("reason", e.Failure.Reason))
+	}
+	l.log().LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)
+}
+
+var _ Observer = (*LogObserver)(nil)

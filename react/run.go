@@ -1,0 +1,489 @@
+package react
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/invoker"
+	"github.com/reactguard/reactguard/observation"
+	"github.com/reactguard/reactguard/outcome"
+	"github.com/reactguard/reactguard/prompt"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// run is the state of one run. It is used by one goroutine at a time (the
+// parallel reads of a wave touch only their own slots).
+type run struct {
+	l        *Loop
+	cat      *prompt.Catalog
+	observer Observer
+
+	id          string
+	node        Node
+	round       int
+	stalls      int
+	status      Status // 0 while running
+	failure     *Failure
+	summary     string
+	msgs        []Message // msgs[0] is the system slot of the current round
+	wave        *wave     // the turn whose calls are being processed; nil between turns
+	outputs     map[string]OutputValue
+	susp        *Suspension
+	answers     []qa
+	answered    map[string]string // normalized question → answer
+	userTexts   []string
+	writeFailed bool
+	ids         map[string]struct{} // every call id of the run
+
+	// Derived from the node and the catalog.
+	visible   map[string]*tool.Tool // visible catalog tools
+	offered   []string              // every visible tool name, for NEXT_CATALOG
+	specs     []ToolSpec
+	required  []string
+	seesWrite bool
+}
+
+// qa is a follow-up question and the user's answer.
+type qa struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+}
+
+// wave is the turn whose calls are being processed.
+type wave struct {
+	msg     int             // index in msgs of the assistant message
+	next    int             // the next call to process
+	invalid map[int]problem // malformed calls, by index
+}
+
+// problem is what is wrong with a malformed call.
+type problem struct {
+	Kind string `json:"kind"`         // no_id, id_repeated, no_name
+	ID   string `json:"id,omitempty"` // the repeated id (id_repeated)
+}
+
+const (
+	problemNoID       = "no_id"
+	problemIDRepeated = "id_repeated"
+	problemNoName     = "no_name"
+)
+
+// newRun prepares a run of node.
+func (l *Loop) newRun(id string, node Node) (*run, error) {
+	if err := node.validate(func(name string) bool { _, ok := l.catalog.Lookup(name); return ok }); err != nil {
+		return nil, err
+	}
+	r := &run{
+		l:        l,
+		cat:      l.cat,
+		observer: l.observer,
+		id:       id,
+		node:     node,
+		msgs:     make([]Message, 1, 16),
+		outputs:  make(map[string]OutputValue),
+		answered: make(map[string]string),
+		ids:      make(map[string]struct{}),
+		visible:  make(map[string]*tool.Tool, len(node.Tools)),
+		required: node.required(),
+	}
+	for _, name := range node.Tools {
+		t, _ := l.catalog.Lookup(name)
+		r.visible[name] = t
+		r.offered = append(r.offered, name)
+		if t.Effect.IsWrite() {
+			r.seesWrite = true
+		}
+		var schema json.RawMessage
+		if t.InputSchema != nil {
+			b, err := json.Marshal(t.InputSchema)
+			if err != nil {
+				return nil, fmt.Errorf("%w %q: schema of %s: %v", ErrInvalidNode, node.Name, name, err)
+			}
+			schema = b
+		}
+		r.specs = append(r.specs, ToolSpec{Name: name, Description: t.Description, InputSchema: schema})
+	}
+	for _, s := range builtinSpecs(l.cat, node) {
+		r.specs = append(r.specs, s)
+		r.offered = append(r.offered, s.Name)
+	}
+	return r, nil
+}
+
+// appendAssistant records the model's turn and opens a wave for its calls.
+// Malformed calls are repaired so that the history stays pairable (a
+// missing or repeated id is replaced by a generated one) and remembered,
+// to be answered TOOL_CALL_INVALID in their turn.
+func (r *run) appendAssistant(resp Response) {
+	m := Message{Role: RoleAssistant, Content: resp.Text}
+	var invalid map[int]problem
+	if len(resp.ToolCalls) > 0 {
+		m.ToolCalls = make([]ToolCall, len(resp.ToolCalls))
+	}
+	for i, c := range resp.ToolCalls {
+		c.Args = append(json.RawMessage(nil), c.Args...)
+		var p problem
+		switch _, seen := r.ids[c.ID]; {
+		case c.ID == "":
+			p = problem{Kind: problemNoID}
+			c.ID = r.genID(i)
+		case seen:
+			p = problem{Kind: problemIDRepeated, ID: c.ID}
+			c.ID = r.genID(i)
+		case strings.TrimSpace(c.Name) == "":
+			p = problem{Kind: problemNoName}
+		}
+		r.ids[c.ID] = struct{}{}
+		if p.Kind != "" {
+			if invalid == nil {
+				invalid = make(map[int]problem)
+			}
+			invalid[i] = p
+		}
+		m.ToolCalls[i] = c
+	}
+	r.msgs = append(r.msgs, m)
+	if len(m.ToolCalls) > 0 {
+		r.wave = &wave{msg: len(r.msgs) - 1, invalid: invalid}
+	}
+}
+
+// genID returns a call id not used in the run.
+func (r *run) genID(i int) string {
+	base := "rg_" + strconv.Itoa(r.round) + "_" + strconv.Itoa(i+1)
+	id := base
+	for n := 2; ; n++ {
+		if _, used := r.ids[id]; !used {
+			return id
+		}
+		id = base + "_" + strconv.Itoa(n)
+	}
+}
+
+// outcomeOf is what one call produced.
+type callResult struct {
+	obs observation.Observation
+	eff *effect // built-in calls only
+	dur time.Duration
+}
+
+// processWave processes the calls of the current wave in order, applying
+// the rules of §6, until the wave is over or the run stops. It returns an
+// error only for an interruption; the wave then resumes at the call that
+// was interrupted.
+func (r *run) processWave(ctx context.Context) error {
+	for r.wave != nil && r.status == 0 {
+		w := r.wave
+		calls := r.msgs[w.msg].ToolCalls
+		if w.next >= len(calls) {
+			r.wave = nil
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		i := w.next
+		if r.node.ParallelReads {
+			if j := r.readBatchEnd(calls, i); j-i > 1 {
+				outs, err := r.runBatch(ctx, calls[i:j], i)
+				if err != nil {
+					return err
+				}
+				for k := range outs {
+					if r.apply(ctx, i+k, outs[k]) {
+						break
+					}
+				}
+				continue
+			}
+		}
+		out, err := r.dispatch(ctx, calls[i], i)
+		if err != nil {
+			return err
+		}
+		r.apply(ctx, i, out)
+	}
+	return nil
+}
+
+// readBatchEnd returns the end of the run of consecutive well-formed calls
+// of visible read-only catalog tools that starts at i.
+func (r *run) readBatchEnd(calls []ToolCall, i int) int {
+	j := i
+	for j < len(calls) {
+		if _, bad := r.wave.invalid[j]; bad {
+			break
+		}
+		t, ok := r.visible[calls[j].Name]
+		if !ok || t.Effect != tool.Read {
+			break
+		}
+		j++
+	}
+	return j
+}
+
+// runBatch runs read-only calls concurrently, bounded by the node's
+// MaxParallel, and returns their results in call order. Every goroutine is
+// joined before it returns; on an error (cancellation, infrastructure) no
+// result is kept and the wave resumes at the batch's first call.
+func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]callResult, error) {
+	outs := make([]callResult, len(calls))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.node.maxParallel())
+	for k := range calls {
+		g.Go(func() error {
+			out, err := r.dispatch(gctx, calls[k], first+k)
+			outs[k] = out
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// dispatch produces the observation of call i of the wave. Only the
+// fields of r that are fixed during a wave are read here, so that reads
+// can be dispatched concurrently.
+func (r *run) dispatch(ctx context.Context, c ToolCall, i int) (callResult, error) {
+	start := r.l.now()
+	res := func(obs observation.Observation, eff *effect) (callResult, error) {
+		return callResult{obs: obs, eff: eff, dur: r.l.now().Sub(start)}, nil
+	}
+	if p, bad := r.wave.invalid[i]; bad {
+		return res(observation.Rejected(errcode.ToolCallInvalid,
+			r.cat.Reason(errcode.ToolCallInvalid, "detail", r.problemText(p)),
+			r.cat.Text(prompt.NextFixCall)), nil)
+	}
+	call := invoker.Call{ID: c.ID, Name: c.Name, Args: c.Args, Run: r.id, Round: r.round, Attempt: 1}
+	if isBuiltin(c.Name) && (c.Name != ToolOutputSet || len(r.node.Outputs) > 0) {
+		eff := &effect{}
+		call.Tool = r.builtinTool(c.Name, eff)
+		obs, err := r.l.builtins(ctx, call)
+		if err != nil {
+			return callResult{}, err
+		}
+		if eff.infra != nil {
+			return callResult{}, fmt.Errorf("react: %s: %w", c.Name, eff.infra)
+		}
+		return res(builtinObservation(obs, eff), eff)
+	}
+	t, ok := r.visible[c.Name]
+	if !ok {
+		return res(observation.Rejected(errcode.CatalogDenied,
+			r.cat.Reason(errcode.CatalogDenied, "tool", c.Name),
+			r.cat.Text(prompt.NextCatalog, "tools", r.cat.List(r.offered))), nil)
+	}
+	call.Tool = t
+	obs, err := r.l.handler(ctx, call)
+	if err != nil {
+		return callResult{}, err
+	}
+	if obs.IsZero() {
+		// A handler broke its contract; the call must still get a verdict.
+		obs = observation.Failed(errcode.ToolError,
+			r.cat.Reason(errcode.ToolError, "tool", c.Name, "detail", "no verdict"),
+			r.cat.Text(prompt.NextToolError, "tool", c.Name))
+	}
+	return res(obs, nil)
+}
+
+func (r *run) problemText(p problem) string {
+	switch p.Kind {
+	case problemNoID:
+		return r.cat.Text(prompt.ReasonCallWithoutID)
+	case problemIDRepeated:
+		return r.cat.Text(prompt.ReasonCallIDRepeated, "id", p.ID)
+	default:
+		return r.cat.Text(prompt.ReasonCallWithoutName)
+	}
+}
+
+// apply applies the rules of §6 to the result of call i, in order, and
+// reports whether the wave is over:
+//
+//  1. write the tool message (a suspending call's message waits for the
+//     decision);
+//  2. the node was exited via a control tool → stop;
+//  3. finish rejected → one stall, next round;
+//  4. Stalls() → one stall, skip the rest of the wave, next round (the
+//     node fails past the no-progress limit);
+//  5. not SUCCESS → skip the rest of the wave (DEFERRED: no count, no
+//     reset);
+//  6. Advances() → reset the counter.
+func (r *run) apply(ctx context.Context, i int, out callResult) bool {
+	w := r.wave
+	c := r.msgs[w.msg].ToolCalls[i]
+	obs := out.obs
+	success := obs.Outcome() == outcome.Success
+	if out.eff != nil && success && out.eff.kind == effectSuspend {
+		r.status, r.susp = Suspended, out.eff.suspension
+		return true // w.next stays at i: the decision answers this call
+	}
+	r.writeObservation(ctx, c, obs, out.eff != nil, out.dur)
+	w.next = i + 1
+	if _, ok := r.visible[c.Name]; ok && r.isWrite(c.Name) {
+		switch obs.Outcome() {
+		case outcome.Failed:
+			r.writeFailed = true
+		case outcome.Success:
+			r.writeFailed = false
+		}
+	}
+	if out.eff != nil && success {
+		switch out.eff.kind {
+		case effectFinish:
+			r.status, r.summary = Finished, out.eff.summary
+			r.skipRest(ctx)
+			return true
+		case effectFail:
+			r.status = Failed
+			r.failure = &Failure{Kind: FailedByModel, Reason: out.eff.reason}
+			r.skipRest(ctx)
+			return true
+		}
+	}
+	switch {
+	case c.Name == ToolFinish && out.eff != nil && obs.Outcome() == outcome.Rejected:
+		r.skipRest(ctx)
+		r.stall(ctx, "finish_rejected", c.ID)
+		return true
+	case obs.Outcome().Stalls():
+		r.skipRest(ctx)
+		r.stall(ctx, obs.Outcome().String(), c.ID)
+		return true
+	case !success:
+		r.skipRest(ctx)
+		return true
+	}
+	r.resetStalls(ctx, c.ID)
+	return false
+}
+
+// writeObservation writes the tool message of call c and reports it.
+func (r *run) writeObservation(ctx context.Context, c ToolCall, obs observation.Observation, builtin bool, dur time.Duration) {
+	r.msgs = append(r.msgs, Message{
+		Role:       RoleTool,
+		Content:    r.render(c.ID, obs),
+		ToolCallID: c.ID,
+		ToolName:   c.Name,
+		IsError:    obs.Outcome() != outcome.Success,
+	})
+	r.observer.OnToolInvoked(ctx, ToolEvent{
+		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: builtin,
+		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur,
+	})
+}
+
+// skipRest answers every call after the current one with REASON_SKIPPED
+// and closes the wave.
+func (r *run) skipRest(ctx context.Context) {
+	w := r.wave
+	calls := r.msgs[w.msg].ToolCalls
+	for k := w.next; k < len(calls); k++ {
+		c := calls[k]
+		r.msgs = append(r.msgs, Message{
+			Role:       RoleTool,
+			Content:    r.cat.Message(r.cat.Text(prompt.ReasonSkipped, "tool", c.Name), r.cat.Text(prompt.NextSkipped, "tool", c.Name)),
+			ToolCallID: c.ID,
+			ToolName:   c.Name,
+			IsError:    true,
+		})
+		r.observer.OnToolSkipped(ctx, ToolEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: isBuiltin(c.Name)})
+	}
+	w.next = len(calls)
+	r.wave = nil
+}
+
+// render is the content of a tool message: the message of a non-success,
+// or a success's message followed by its payload as JSON, cut down to the
+// loop's MaxResultBytes with RESULT_TRUNCATED naming the call id under
+// which the full payload is recorded.
+func (r *run) render(callID string, obs observation.Observation) string {
+	if obs.Outcome() != outcome.Success {
+		return obs.MessageIn(r.cat)
+	}
+	msg := obs.Reason()
+	data := obs.Data()
+	if data == nil {
+		return msg
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return msg
+	}
+	if max := r.l.maxResult; max > 0 && len(b) > max {
+		cut := max
+		for cut > 0 && !utf8Start(b[cut]) {
+			cut--
+		}
+		return msg + "\n" + string(b[:cut]) + "\n" + r.cat.Text(prompt.ResultTruncated,
+			"kept", strconv.Itoa(cut), "total", strconv.Itoa(len(b)), "ref", callID)
+	}
+	if msg == "" {
+		return string(b)
+	}
+	return msg + "\n" + string(b)
+}
+
+// utf8Start reports whether b can start a UTF-8 sequence.
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// decide applies the user's decision to the suspended call and closes its
+// wave: the call's tool message is the decision, a SUCCESS (§6: it
+// advances); the calls after it in the wave are skipped, as after any
+// control tool that exits the node.
+func (r *run) decide(ctx context.Context, d Decision) error {
+	s := r.susp
+	var msg string
+	switch {
+	case s.Kind == SuspendApproval && d.kind == decideApprove:
+		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.Fingerprint); err != nil {
+			return fmt.Errorf("react: approvals: %w", err)
+		}
+		msg = r.cat.Text(prompt.ResultApprovalGranted, "tool", s.Approval.Tool)
+	case s.Kind == SuspendApproval && d.kind == decideDecline:
+		if err := r.l.approvals.Decline(ctx, r.id); err != nil {
+			return fmt.Errorf("react: approvals: %w", err)
+		}
+		detail := ""
+		if reason := strings.TrimSpace(d.text); reason != "" {
+			detail = ": " + reason
+			if r.cat.Lang() == prompt.Chinese {
+				detail = "：" + reason
+			}
+		}
+		msg = r.cat.Text(prompt.ResultApprovalDeclined, "tool", s.Approval.Tool, "detail", detail)
+	case s.Kind == SuspendFollowUp && d.kind == decideAnswer:
+		answer := strings.TrimSpace(d.text)
+		if answer == "" {
+			return fmt.Errorf("%w: the answer to a follow-up is empty", ErrDecision)
+		}
+		if err := r.l.ledger.AddUserText(ctx, r.id, answer); err != nil {
+			return fmt.Errorf("react: evidence: %w", err)
+		}
+		r.userTexts = append(r.userTexts, answer)
+		r.answers = append(r.answers, qa{Question: s.Question, Answer: answer})
+		r.answered[normalize(s.Question)] = answer
+		msg = r.cat.Text(prompt.ResultFollowUpAnswer, "answer", answer)
+	default:
+		return fmt.Errorf("%w: the run waits for %s, not %s", ErrDecision, s.Kind, d)
+	}
+	w := r.wave
+	c := r.msgs[w.msg].ToolCalls[w.next]
+	r.susp, r.status = nil, 0
+	r.writeObservation(ctx, c, observation.Success(msg, nil), true, 0)
+	w.next++
+	r.resetStalls(ctx, c.ID)
+	r.skipRest(ctx)
+	return nil
+}

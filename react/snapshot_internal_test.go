@@ -1,0 +1,148 @@
+package react
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/reactguard/reactguard/tool"
+)
+
+func scripted(turns ...Response) Model {
+	n := 0
+	return ModelFunc(func(context.Context, Request) (Response, error) {
+		if n >= len(turns) {
+			return Response{}, errors.New("no more turns")
+		}
+		n++
+		return turns[n-1], nil
+	})
+}
+
+func calls(cs ...ToolCall) Response { return Response{ToolCalls: cs} }
+
+// suspendedState runs a node to a follow-up suspension after a write was
+// deferred and returns its decoded snapshot state.
+func suspendedState(t *testing.T) (*Loop, *snapState) {
+	t.Helper()
+	create := &tool.Tool{Name: "create_site", InputSchema: &jsonschema.Schema{Type: "object"}, Effect: tool.Write,
+		Func: func(context.Context, tool.Request) (any, error) { return 1, nil }}
+	l, err := New(Config{
+		Model: scripted(
+			calls(ToolCall{ID: "w", Name: "create_site", Args: json.RawMessage(`{}`)}),
+			calls(
+				ToolCall{ID: "s", Name: ToolOutputSet, Args: json.RawMessage(`{"key":"k","value":1,"sourceType":"model"}`)},
+				ToolCall{ID: "q", Name: ToolFollowUp, Args: json.RawMessage(`{"question":"Which name?"}`)},
+				ToolCall{ID: "", Name: "create_site", Args: json.RawMessage(`{`)},
+			),
+		),
+		Tools:    tool.MustCatalog(create),
+		Observer: NopObserver{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Run(context.Background(), Node{Tools: []string{"create_site"}, Outputs: []Output{{Key: "k", Accepts: []SourceType{SourceModel}}}}, "hi")
+	if err != nil || res.Status != Suspended {
+		t.Fatalf("Run = %v, %v; want suspended", res.Status, err)
+	}
+	s, err := decodeSnapshot(res.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s
+}
+
+// Every invariant the loop relies on is checked, even when the checksum
+// was recomputed (an edit by someone who knows the format).
+func TestSnapshotCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(s *snapState)
+	}{
+		{"no run", func(s *snapState) { s.Run = "" }},
+		{"finished", func(s *snapState) { s.Status = Finished }},
+		{"negative round", func(s *snapState) { s.Round = -1 }},
+		{"invalid node", func(s *snapState) { s.Node.MaxRounds = -5 }},
+		{"empty transcript", func(s *snapState) { s.Transcript = nil }},
+		{"starts with assistant", func(s *snapState) { s.Transcript[0].Role = RoleAssistant }},
+		{"unknown role", func(s *snapState) { s.Transcript[1].Role = "robot" }},
+		{"repeated id", func(s *snapState) { s.Transcript[3].ToolCalls[1].ID = "w" }},
+		{"undeclared output", func(s *snapState) { s.Outputs = map[string]OutputValue{"x": {Value: []byte("1"), Source: SourceModel}} }},
+		{"output source not accepted", func(s *snapState) { s.Outputs = map[string]OutputValue{"k": {Value: []byte("1"), Source: SourceUser}} }},
+		{"wave outside", func(s *snapState) { s.Wave.Message = 99 }},
+		{"wave on a tool message", func(s *snapState) { s.Wave.Message = 2 }},
+		{"wave position", func(s *snapState) { s.Wave.Next = 7 }},
+		{"wave position mismatch", func(s *snapState) { s.Wave.Next = 0 }},
+		{"tool message unpaired", func(s *snapState) { s.Transcript[4].ToolCallID = "other" }},
+		{"invalid index", func(s *snapState) { s.Wave.Invalid = map[int]problem{9: {Kind: problemNoID}} }},
+		{"invalid kind", func(s *snapState) { s.Wave.Invalid = map[int]problem{0: {Kind: "weird"}} }},
+		{"no suspension", func(s *snapState) { s.Suspension = nil }},
+		{"suspension call", func(s *snapState) { s.Suspension.CallID = "w" }},
+		{"suspension kind", func(s *snapState) { s.Suspension.Kind = SuspendApproval }},
+		{"interrupted with suspension", func(s *snapState) { s.Status = Interrupted }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, s := suspendedState(t)
+			if err := s.check(); err != nil {
+				t.Fatalf("unedited state: %v", err)
+			}
+			tt.edit(s)
+			state, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Checksum: checksum(state), State: state})
+			if _, err := l.Resume(context.Background(), b, Answer("blog")); !errors.Is(err, ErrSnapshotCorrupt) {
+				t.Errorf("Resume(%s) = %v; want ErrSnapshotCorrupt", tt.name, err)
+			}
+		})
+	}
+}
+
+func TestSnapshotRestoreNeedsCatalog(t *testing.T) {
+	_, s := suspendedState(t)
+	state, _ := json.Marshal(s)
+	b, _ := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Checksum: checksum(state), State: state})
+	other, _ := New(Config{Model: scripted(), Observer: NopObserver{}})
+	if _, err := other.Resume(context.Background(), b, Answer("blog")); !errors.Is(err, ErrInvalidNode) {
+		t.Errorf("Resume on a loop without create_site = %v; want ErrInvalidNode", err)
+	}
+}
+
+func TestHolds(t *testing.T) {
+	payload := []byte(`{"sites":[{"id":7,"tags":["a","b"]},{"id":8.0}],"ok":true}`)
+	tests := []struct {
+		value string
+		want  bool
+	}{
+		{`7`, true}, {`"7"`, true}, {`8`, true}, {`true`, true}, {`"a"`, true},
+		{`9`, false}, {`null`, false}, {`{"id":7}`, false},
+		{`{"tags":["a","b"],"id":7}`, true}, {`["a","b"]`, true}, {`["b","a"]`, false},
+		{`{`, false},
+	}
+	for _, tt := range tests {
+		if got := holds(payload, []byte(tt.value)); got != tt.want {
+			t.Errorf("holds(payload, %s) = %v; want %v", tt.value, got, tt.want)
+		}
+	}
+	if holds([]byte(`not json`), []byte(`{"a":1}`)) {
+		t.Error("a payload that is not JSON holds nothing")
+	}
+	if got := string(compact([]byte("{ \"a\" : 1 }"))); got != `{"a":1}` {
+		t.Errorf("compact = %s", got)
+	}
+	if got := string(compact([]byte("{"))); got != "{" {
+		t.Errorf("compact(invalid) = %s; want the bytes unchanged", got)
+	}
+	if got := string(jsonOrText([]byte("{"))); got != `"{"` {
+		t.Errorf("jsonOrText(invalid) = %s", got)
+	}
+	if jsonOrText(nil) != nil {
+		t.Error("jsonOrText(nil) != nil")
+	}
+}

@@ -1,0 +1,245 @@
+package react_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// approvalScript drives the specification's story: list, write (gated),
+// approval (suspends); after the decision: the write again, then finish.
+func approvalBefore() *script {
+	return newScript(
+		turn(call("l", "list_sites", `{}`)),
+		turn(call("w1", "create_site", `{"name":"blog"}`)),
+		turn(call("a", react.ToolApproval, `{"tool":"create_site","reason":"the user asked for it"}`), call("extra", "list_sites", `{"p":2}`)),
+	)
+}
+
+func approvalAfter() *script {
+	return newScript(
+		turn(call("w2", "create_site", `{"name":"blog"}`)),
+		turn(call("s", react.ToolOutputSet, `{"key":"site_id","value":42,"sourceType":"tool_result","sourceRef":"w2"}`)),
+		turn(finish("f")),
+	)
+}
+
+var approvalNode = react.Node{Name: "create", Tools: []string{"list_sites", "create_site"}, Outputs: []react.Output{{Key: "site_id", Required: true}}}
+
+func TestSnapshot_Envelope(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	require.Equal(t, react.Suspended, res.Status)
+	var env map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(res.Snapshot, &env))
+	assert.JSONEq(t, `"reactguard.react.snapshot"`, string(env["format"]))
+	assert.JSONEq(t, `1`, string(env["version"]))
+	assert.True(t, strings.HasPrefix(string(env["checksum"]), `"sha256:`))
+	assert.Len(t, toolMessages(res.Transcript), 2, "l and w1; a and extra are answered on resume")
+}
+
+func TestSnapshot_Refused(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	snap := res.Snapshot
+
+	edit := func(f func(state map[string]any)) []byte {
+		var env map[string]any
+		require.NoError(t, json.Unmarshal(snap, &env))
+		f(env["state"].(map[string]any))
+		b, err := json.Marshal(env)
+		require.NoError(t, err)
+		return b
+	}
+	envEdit := func(f func(env map[string]any)) []byte {
+		var env map[string]any
+		require.NoError(t, json.Unmarshal(snap, &env))
+		f(env)
+		b, err := json.Marshal(env)
+		require.NoError(t, err)
+		return b
+	}
+	tests := []struct {
+		name string
+		in   []byte
+		want error
+		why  string
+	}{
+		{"empty", nil, react.ErrSnapshotCorrupt, "no bytes"},
+		{"truncated", snap[:len(snap)/2], react.ErrSnapshotCorrupt, "a cut snapshot does not parse"},
+		{"not an object", []byte(`[1,2]`), react.ErrSnapshotCorrupt, "not an envelope"},
+		{"foreign object", []byte(`{"hello":"world"}`), react.ErrSnapshotForeign, "no format tag"},
+		{"other format", envEdit(func(e map[string]any) { e["format"] = "langgraph.checkpoint" }), react.ErrSnapshotForeign, "another library's document"},
+		{"other version", envEdit(func(e map[string]any) { e["version"] = 2 }), react.ErrSnapshotForeign, "a version this package does not read"},
+		{"edited stalls", edit(func(s map[string]any) { s["stalls"] = 5 }), react.ErrSnapshotCorrupt, "the checksum covers the content"},
+		{"edited transcript", []byte(strings.Replace(string(snap), "create a site called blog", "delete every site", 1)), react.ErrSnapshotCorrupt, "the checksum covers the user's words"},
+		{"bad checksum", envEdit(func(e map[string]any) { e["checksum"] = "sha256:00" }), react.ErrSnapshotCorrupt, "checksum mismatch"},
+		{"unknown field", envEdit(func(e map[string]any) { e["extra"] = 1 }), react.ErrSnapshotCorrupt, "strict envelope"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := e.loop.Resume(context.Background(), tt.in, react.Approve())
+			require.ErrorIs(t, err, tt.want, "Resume(%s): %s", tt.name, tt.why)
+			assert.ErrorIs(t, err, react.ErrSnapshot)
+		})
+	}
+
+	// A store may re-indent and reorder keys: the checksum is over content.
+	var buf bytes.Buffer
+	require.NoError(t, json.Indent(&buf, snap, "", "  "))
+	reordered := envEdit(func(map[string]any) {}) // map round trip sorts keys
+	for name, b := range map[string][]byte{"indented": buf.Bytes(), "reordered": reordered} {
+		l := e.again(newScript(turn(call("x", react.ToolFail, `{}`))))
+		got, err := l.Resume(context.Background(), b, react.Approve())
+		require.NoError(t, err, name)
+		assert.Equal(t, react.Failed, got.Status, name)
+	}
+}
+
+func TestSnapshot_DecisionMustFit(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	for _, d := range []react.Decision{react.Answer("yes"), react.Continue(), {}} {
+		_, err := e.loop.Resume(context.Background(), res.Snapshot, d)
+		assert.ErrorIs(t, err, react.ErrDecision, "an approval takes Approve or Decline, not %v", d)
+	}
+
+	m := newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which space?"}`)))
+	e2 := newEnv(t, m)
+	res = e2.run(react.Node{}, "hi")
+	for _, d := range []react.Decision{react.Approve(), react.Decline(""), react.Answer("  ")} {
+		_, err := e2.loop.Resume(context.Background(), res.Snapshot, d)
+		assert.ErrorIs(t, err, react.ErrDecision, "a follow-up takes a non-empty Answer, not %v", d)
+	}
+
+	m = newScript(text("hmm"), context.Canceled)
+	e3 := newEnv(t, m)
+	res, err := e3.loop.Run(context.Background(), react.Node{}, "hi")
+	require.Error(t, err)
+	require.Equal(t, react.Interrupted, res.Status)
+	_, err = e3.loop.Resume(context.Background(), res.Snapshot, react.Approve())
+	assert.ErrorIs(t, err, react.ErrDecision, "an interrupted run takes Continue")
+}
+
+// Resuming in a new Loop value with fresh in-memory stores, as a new
+// process would, yields the same transcript as resuming in the same Loop.
+func TestResume_NewProcessEquivalence(t *testing.T) {
+	run := func(newProcess bool) (react.Result, *fake) {
+		list, _, create := sitesTools()
+		e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+		res := e.run(approvalNode, "create a site called blog")
+		require.Equal(t, react.Suspended, res.Status)
+		snap := append([]byte(nil), res.Snapshot...)
+		l := e.loop
+		if newProcess {
+			cfg := e.cfg
+			cfg.Model = approvalAfter()
+			cfg.Guards = &guard.Options{} // fresh memory stores: nothing shared but the snapshot
+			var err error
+			l, err = react.New(cfg)
+			require.NoError(t, err)
+		} else {
+			e.model.turns = append(e.model.turns, approvalAfter().turns...)
+		}
+		got, err := l.Resume(context.Background(), snap, react.Approve())
+		require.NoError(t, err)
+		return got, create
+	}
+	same, c1 := run(false)
+	other, c2 := run(true)
+	require.Equal(t, react.Finished, same.Status)
+	require.Equal(t, react.Finished, other.Status)
+	assert.Equal(t, same.Transcript, other.Transcript)
+	assert.Equal(t, same.Outputs, other.Outputs)
+	assert.Equal(t, same.Rounds, other.Rounds)
+	assert.Equal(t, 1, c1.executions())
+	assert.Equal(t, 1, c2.executions())
+	requirePaired(t, other.Transcript)
+	assert.Equal(t, "the user approved the call of create_site", toolMessage(t, other.Transcript, "a").Content)
+	assert.Contains(t, toolMessage(t, other.Transcript, "extra").Content, "was not run", "the calls after a suspending call are skipped on resume")
+	assert.JSONEq(t, "42", string(other.Outputs["site_id"].Value), "the evidence of the run travelled in the snapshot")
+}
+
+// An approved call executes exactly once even if the same snapshot is
+// resumed twice: the shared write ledger reuses the first result.
+func TestResume_ApproveTwiceExecutesOnce(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	require.Equal(t, react.Suspended, res.Status)
+
+	first, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	require.NoError(t, err)
+	// The second resume ends with builtin_node_fail: the reused result is
+	// a SUCCESS without execution, which the evidence guard does not
+	// record, so it cannot serve as a sourceRef.
+	again := newScript(turn(call("w2", "create_site", `{"name":"blog"}`)), turn(call("x", react.ToolFail, `{}`)))
+	second, err := e.again(again).Resume(context.Background(), res.Snapshot, react.Approve())
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, first.Status)
+	assert.Equal(t, react.Failed, second.Status)
+	assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "w2"))
+	assert.Equal(t, 1, create.executions(), "the second resume reuses the recorded write")
+	assert.Contains(t, toolMessage(t, second.Transcript, "w2").Content, `{"id":42}`)
+}
+
+// A declined approval is a legitimate result, not a rule violation.
+func TestResume_Declined(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	m := newScript(turn(call("x", react.ToolFail, `{"reason":"the user declined"}`)))
+	got, err := e.again(m).Resume(context.Background(), res.Snapshot, react.Decline("too expensive"))
+	require.NoError(t, err)
+	msg := toolMessage(t, got.Transcript, "a")
+	assert.Equal(t, "the user declined the call of create_site: too expensive", msg.Content)
+	assert.False(t, msg.IsError, "a decline is a SUCCESS of the approval call")
+	assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "a"))
+	assert.Empty(t, e.rec.of("stall"), "no stall is counted for a decline")
+	assert.Equal(t, 0, create.executions())
+	gated, ok, err := e.guards.Approvals.Gated(context.Background(), "run-1")
+	require.NoError(t, err)
+	assert.False(t, ok, "the gated call is cleared: %+v", gated)
+	assert.Equal(t, react.Failed, got.Status)
+}
+
+// A store failure while applying a decision returns the same suspended
+// snapshot, so the decision can be given again.
+func TestResume_StoreFailureKeepsSnapshot(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	cfg := e.cfg
+	cfg.Model = approvalAfter()
+	cfg.Guards = &guard.Options{Approvals: failingApprovals{e.guards.Approvals}}
+	l, err := react.New(cfg)
+	require.NoError(t, err)
+	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
+	require.ErrorIs(t, err, errStore)
+	assert.Equal(t, react.Suspended, got.Status)
+	assert.Equal(t, res.Snapshot, got.Snapshot)
+}
+
+var errStore = &storeError{}
+
+type storeError struct{}
+
+func (*storeError) Error() string { return "store unreachable" }
+
+type failingApprovals struct{ guard.Approvals }
+
+func (failingApprovals) Approve(context.Context, string, string) error { return errStore }
+
+var _ = tool.Read

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
@@ -99,4 +100,34 @@ func ExampleBusinessCodeContract() {
 	// Output:
 	// true system.50001 quota exceeded
 	// false
+}
+
+// Example_agent tests a whole agent offline: a scripted model, a fake read
+// and a fake write, through the real loop and guards.
+func Example_agent() {
+	spaces := reacttest.Succeed("list_spaces", []map[string]string{{"id": "sp-42"}})
+	create := reacttest.Succeed("create_site", map[string]string{"site_id": "site-1"}).Write()
+	model := reacttest.Script(
+		reacttest.Calls(reacttest.Call("c1", "list_spaces", `{}`)),
+		reacttest.Calls(reacttest.Call("c2", "create_site", `{"space_id":"sp-42"}`)),
+		reacttest.Calls(reacttest.Approval("c3", "create_site", "")),
+		reacttest.Calls(reacttest.Call("c4", "create_site", `{"space_id":"sp-42"}`)),
+		reacttest.Calls(reacttest.Finish("c5", "created")),
+	)
+	loop, _ := react.New(react.Config{
+		Model:    model,
+		Tools:    tool.MustCatalog(spaces.Tool, create.Tool),
+		Guards:   &guard.Options{},
+		Observer: react.NopObserver{},
+	})
+	node := react.Node{Name: "site", Tools: []string{"list_spaces", "create_site"}}
+	ctx := context.Background()
+
+	res, _ := loop.Run(ctx, node, "create a site")
+	fmt.Println(res.Status, res.Suspension.Kind, "executions:", create.Executions())
+	res, _ = loop.Resume(ctx, res.Snapshot, react.Approve())
+	fmt.Println(res.Status, "executions:", create.Executions(), "turns left:", model.Remaining())
+	// Output:
+	// suspended approval executions: 0
+	// finished executions: 1 turns left: 0
 }

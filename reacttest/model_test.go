@@ -230,3 +230,31 @@ func mustTool(t *testing.T, req react.Request, id string) string {
 	require.True(t, ok)
 	return m.Content
 }
+
+func TestBuiltinCalls(t *testing.T) {
+	tests := []struct {
+		name, reason string
+		call         react.ToolCall
+		tool, args   string
+	}{
+		{"approval", "tool and reason", reacttest.Approval("a1", "create_site", "the user asked"),
+			react.ToolApproval, `{"tool":"create_site","reason":"the user asked"}`},
+		{"approval/no reason", "reason left out when empty", reacttest.Approval("a1", "create_site", ""),
+			react.ToolApproval, `{"tool":"create_site"}`},
+		{"follow-up", "the question", reacttest.FollowUp("f1", "Which space?"),
+			react.ToolFollowUp, `{"question":"Which space?"}`},
+		{"finish", "summary", reacttest.Finish("d1", "done"), react.ToolFinish, `{"summary":"done"}`},
+		{"finish/empty", "no summary", reacttest.Finish("d1", ""), react.ToolFinish, `{}`},
+		{"fail", "reason", reacttest.FailNode("x1", "declined"), react.ToolFail, `{"reason":"declined"}`},
+		{"output set", "all four fields",
+			reacttest.OutputSet("o1", "site_id", "site-1", react.SourceToolResult, "c5"),
+			react.ToolOutputSet, `{"key":"site_id","value":"site-1","sourceType":"tool_result","sourceRef":"c5"}`},
+		{"output set/no source", "source type and ref left out",
+			reacttest.OutputSet("o1", "n", 3, 0, ""), react.ToolOutputSet, `{"key":"n","value":3}`},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.tool, tt.call.Name, "%s: tool (%s)", tt.name, tt.reason)
+		assert.JSONEq(t, tt.args, string(tt.call.Args), "%s: args (%s)", tt.name, tt.reason)
+	}
+	assert.Panics(t, func() { reacttest.OutputSet("o1", "k", make(chan int), react.SourceModel, "") })
+}

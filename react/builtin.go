@@ -311,7 +311,7 @@ func (r *run) writeGated(ctx context.Context) (bool, error) {
 	return ok, err
 }
 
-func (r *run) emptyArg(toolName, field string) error {
+func (r *run) emptyArg(toolName, field string) *tool.Rejection {
 	return tool.Reject(errcode.ArgRejected,
 		r.cat.Reason(errcode.ArgRejected, "tool", toolName, "field", field, "detail", r.cat.Text(prompt.ReasonArgumentEmpty)),
 		r.cat.Text(prompt.NextFixArgs, "tool", toolName, "field", field, "expect", r.cat.Text(prompt.ExpectNonEmptyText)))
@@ -383,8 +383,8 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 	}
 	value := strings.TrimSpace(string(a.Value))
 	if value == "" || value == "null" {
-		err := r.emptyArg(ToolOutputSet, "value").(*tool.Rejection)
-		return reject(err.Code(), err.Reason(), err.Next())
+		rej := r.emptyArg(ToolOutputSet, "value")
+		return reject(rej.Code(), rej.Reason(), rej.Next())
 	}
 	ref := strings.TrimSpace(a.SourceRef)
 	switch st {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -291,5 +290,3 @@ func requirePaired(t *testing.T, ms []react.Message) {
 		}
 	}
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

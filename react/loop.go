@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -88,6 +89,7 @@ type Loop struct {
 	maxResult int
 	newID     func() string
 	now       func() time.Time
+	schemas   sync.Map // *tool.Tool → json.RawMessage
 }
 
 // ErrNoModel is returned by [New] when [Config].Model is nil.
@@ -207,6 +209,7 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result,
 			res.Status, res.Suspension, res.Snapshot = Suspended, s.Suspension, append([]byte(nil), snapshot...)
 			return res, err
 		}
+	default: // decodeSnapshot accepts no other status
 	}
 	return r.loop(ctx)
 }
@@ -253,6 +256,11 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 // instructions, the ReAct rules and the phase hint, in the loop's
 // language.
 func (r *run) systemPrompt() string {
+	// The prompt changes only when an output is added (outputs are never
+	// removed), so it is built once per count of outputs.
+	if r.sysFor == len(r.outputs)+1 {
+		return r.sys
+	}
 	var b strings.Builder
 	if s := strings.TrimSpace(r.node.Instructions); s != "" {
 		b.WriteString(s)
@@ -263,7 +271,8 @@ func (r *run) systemPrompt() string {
 		b.WriteString("\n\n")
 		b.WriteString(hint)
 	}
-	return b.String()
+	r.sys, r.sysFor = b.String(), len(r.outputs)+1
+	return r.sys
 }
 
 func (r *run) written(key string) bool {

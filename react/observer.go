@@ -147,54 +147,63 @@ func Observers(obs ...Observer) Observer {
 
 type multi []Observer
 
+// OnNodeStarted passes the event to every observer.
 func (m multi) OnNodeStarted(ctx context.Context, e NodeEvent) {
 	for _, o := range m {
 		o.OnNodeStarted(ctx, e)
 	}
 }
 
+// OnToolInvoked passes the event to every observer.
 func (m multi) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	for _, o := range m {
 		o.OnToolInvoked(ctx, e)
 	}
 }
 
+// OnToolSkipped passes the event to every observer.
 func (m multi) OnToolSkipped(ctx context.Context, e ToolEvent) {
 	for _, o := range m {
 		o.OnToolSkipped(ctx, e)
 	}
 }
 
+// OnNoToolCalls passes the event to every observer.
 func (m multi) OnNoToolCalls(ctx context.Context, e RoundEvent) {
 	for _, o := range m {
 		o.OnNoToolCalls(ctx, e)
 	}
 }
 
+// OnStall passes the event to every observer.
 func (m multi) OnStall(ctx context.Context, e StallEvent) {
 	for _, o := range m {
 		o.OnStall(ctx, e)
 	}
 }
 
+// OnStallReset passes the event to every observer.
 func (m multi) OnStallReset(ctx context.Context, e StallEvent) {
 	for _, o := range m {
 		o.OnStallReset(ctx, e)
 	}
 }
 
+// OnSuspended passes the event to every observer.
 func (m multi) OnSuspended(ctx context.Context, e SuspendEvent) {
 	for _, o := range m {
 		o.OnSuspended(ctx, e)
 	}
 }
 
+// OnFinished passes the event to every observer.
 func (m multi) OnFinished(ctx context.Context, e EndEvent) {
 	for _, o := range m {
 		o.OnFinished(ctx, e)
 	}
 }
 
+// OnFailed passes the event to every observer.
 func (m multi) OnFailed(ctx context.Context, e EndEvent) {
 	for _, o := range m {
 		o.OnFailed(ctx, e)

@@ -41,6 +41,8 @@ type run struct {
 	userTexts   []string
 	writeFailed bool
 	ids         map[string]struct{} // every call id of the run
+	sys         string              // the system prompt, built for sysFor-1 outputs
+	sysFor      int
 
 	// Derived from the node and the catalog.
 	visible   map[string]*tool.Tool // visible catalog tools
@@ -100,13 +102,9 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		if t.Effect.IsWrite() {
 			r.seesWrite = true
 		}
-		var schema json.RawMessage
-		if t.InputSchema != nil {
-			b, err := json.Marshal(t.InputSchema)
-			if err != nil {
-				return nil, fmt.Errorf("%w %q: schema of %s: %v", ErrInvalidNode, node.Name, name, err)
-			}
-			schema = b
+		schema, err := l.schemaOf(t)
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: schema of %s: %w", ErrInvalidNode, node.Name, name, err)
 		}
 		r.specs = append(r.specs, ToolSpec{Name: name, Description: t.Description, InputSchema: schema})
 	}
@@ -115,6 +113,23 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		r.offered = append(r.offered, s.Name)
 	}
 	return r, nil
+}
+
+// schemaOf returns the JSON of t's input schema, encoded once per tool
+// (a tool must not change after it was added to a catalog).
+func (l *Loop) schemaOf(t *tool.Tool) (json.RawMessage, error) {
+	if b, ok := l.schemas.Load(t); ok {
+		return b.(json.RawMessage), nil
+	}
+	if t.InputSchema == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	l.schemas.Store(t, json.RawMessage(b))
+	return b, nil
 }
 
 // appendAssistant records the model's turn and opens a wave for its calls.
@@ -337,6 +352,7 @@ func (r *run) apply(ctx context.Context, i int, out callResult) bool {
 			r.writeFailed = true
 		case outcome.Success:
 			r.writeFailed = false
+		default: // the write did not run
 		}
 	}
 	if out.eff != nil && success {
@@ -350,6 +366,7 @@ func (r *run) apply(ctx context.Context, i int, out callResult) bool {
 			r.failure = &Failure{Kind: FailedByModel, Reason: out.eff.reason}
 			r.skipRest(ctx)
 			return true
+		default: // an output was set (a suspension returned above)
 		}
 	}
 	switch {

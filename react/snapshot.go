@@ -185,7 +185,7 @@ func decodeSnapshot(b []byte) (*snapState, error) {
 	// is not ours is reported as foreign; bytes that are not a JSON object
 	// at all (a truncated snapshot, say) are corrupt.
 	if err := json.Unmarshal(b, &env); err != nil {
-		return nil, fmt.Errorf("%w: not a JSON object: %v", ErrSnapshotCorrupt, err)
+		return nil, fmt.Errorf("%w: not a JSON object: %w", ErrSnapshotCorrupt, err)
 	}
 	if env.Format == nil || *env.Format != SnapshotFormat {
 		return nil, ErrSnapshotForeign
@@ -195,21 +195,21 @@ func decodeSnapshot(b []byte) (*snapState, error) {
 	}
 	var strict envelope
 	if err := strictDecode(b, &strict); err != nil {
-		return nil, fmt.Errorf("%w: envelope: %v", ErrSnapshotCorrupt, err)
+		return nil, fmt.Errorf("%w: envelope: %w", ErrSnapshotCorrupt, err)
 	}
 	var s snapState
 	if err := strictDecode(strict.State, &s); err != nil {
-		return nil, fmt.Errorf("%w: state: %v", ErrSnapshotCorrupt, err)
+		return nil, fmt.Errorf("%w: state: %w", ErrSnapshotCorrupt, err)
 	}
 	canon, err := json.Marshal(s)
 	if err != nil {
-		return nil, fmt.Errorf("%w: state: %v", ErrSnapshotCorrupt, err)
+		return nil, fmt.Errorf("%w: state: %w", ErrSnapshotCorrupt, err)
 	}
 	if checksum(canon) != strict.Checksum {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrSnapshotCorrupt)
 	}
 	if err := s.check(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSnapshotCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	}
 	return &s, nil
 }
@@ -309,6 +309,7 @@ func (s *snapState) check() error {
 		if s.Suspension != nil {
 			return errors.New("interrupted with a pending suspension")
 		}
+	default: // refused above
 	}
 	return nil
 }

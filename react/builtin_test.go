@@ -240,3 +240,30 @@ func TestBuiltinSpecs(t *testing.T) {
 	}
 	assert.Equal(t, react.Builtins(), []string{specs[0].Name, specs[1].Name, specs[2].Name, specs[3].Name, specs[4].Name})
 }
+
+// Scenario 10 in Chinese: "来源校验失败：…。下一步：…", with "也可以不写" for an
+// optional output; a decline in Chinese keeps its reason.
+func TestChineseTexts(t *testing.T) {
+	_, _, create := sitesTools()
+	m := newScript(
+		turn(call("s", react.ToolOutputSet, `{"key":"site_url","value":"x","sourceType":"tool_result","sourceRef":"web_site_list"}`)),
+		turn(call("w", "create_site", `{}`)),
+		turn(call("a", react.ToolApproval, `{"tool":"create_site"}`)),
+	)
+	e := newEnv(t, m, create.Tool)
+	cfg := e.cfg
+	cfg.Lang = 2 // prompt.Chinese
+	l, err := react.New(cfg)
+	require.NoError(t, err)
+	res, err := l.Run(context.Background(), react.Node{Tools: []string{"create_site"}, Outputs: []react.Output{{Key: "site_url"}}}, "建站")
+	require.NoError(t, err)
+	assert.Equal(t, "来源校验失败：产出 site_url 的 sourceRef web_site_list 没有对应的记录结果。下一步：把 sourceRef 设为取值所在成功结果的调用 ID；site_url 非必填：也可以不写，直接调用 builtin_node_finish",
+		toolMessage(t, res.Transcript, "s").Content)
+	require.Equal(t, react.Suspended, res.Status)
+	cfg.Model = newScript(turn(call("x", react.ToolFail, `{"reason":"用户拒绝"}`)))
+	l2, err := react.New(cfg)
+	require.NoError(t, err)
+	res, err = l2.Resume(context.Background(), res.Snapshot, react.Decline("太贵了"))
+	require.NoError(t, err)
+	assert.Equal(t, "用户拒绝了 create_site 的调用：太贵了", toolMessage(t, res.Transcript, "a").Content)
+}

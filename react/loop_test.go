@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/invoker"
+	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
 )
@@ -471,4 +473,35 @@ func TestNoModelAndInvalidNode(t *testing.T) {
 			assert.ErrorIs(t, err, react.ErrInvalidNode, "Run(%+v): %s", tt.node, tt.reason)
 		})
 	}
+}
+
+// A custom handler replaces the guard chain; an error from it interrupts
+// the run (infrastructure), and a zero observation is answered TOOL_ERROR.
+func TestCustomHandler(t *testing.T) {
+	list, _, _ := sitesTools()
+	boom := errors.New("store unreachable")
+	var n atomic.Int64
+	m := newScript(turn(call("a", "list_sites", `{}`)), turn(call("b", "list_sites", `{"x":1}`)), turn(finish("f")))
+	e := newEnv(t, m, list.Tool)
+	cfg := e.cfg
+	cfg.Handler = func(ctx context.Context, c invoker.Call) (observation.Observation, error) {
+		switch n.Add(1) {
+		case 1:
+			return observation.Observation{}, boom
+		case 2:
+			return observation.Observation{}, nil
+		}
+		return observation.Success("ok", nil), nil
+	}
+	l, err := react.New(cfg)
+	require.NoError(t, err)
+	res, err := l.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "hi")
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, react.Interrupted, res.Status)
+	res, err = l.Resume(context.Background(), res.Snapshot, react.Continue())
+	require.NoError(t, err)
+	assert.Equal(t, "list_sites failed: no verdict. Next: do not repeat the same call; continue without it if you can, otherwise call builtin_node_fail with the reason",
+		toolMessage(t, res.Transcript, "a").Content, "the call interrupted by the error is dispatched again on resume")
+	assert.Equal(t, "ok", toolMessage(t, res.Transcript, "b").Content)
+	assert.Equal(t, 0, list.executions(), "the custom handler replaced the chain")
 }

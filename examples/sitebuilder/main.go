@@ -130,8 +130,7 @@ var node = react.Node{
 func agent(req react.Request) react.Response {
 	answered := func(id string) (react.Message, bool) { return reacttest.ToolMessage(req, id) }
 	create := reacttest.Call("c3", "create_site", `{"name":"Spring Sale","space_id":"sp-42"}`)
-	switch _, listed := answered("c1"); {
-	case !listed:
+	if _, listed := answered("c1"); !listed {
 		return reacttest.Turn("Let me look at the existing websites and the spaces.",
 			reacttest.Call("c1", "list_websites", `{}`), reacttest.Call("c2", "list_spaces", `{}`))
 	}
@@ -214,11 +213,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, interactive bool, 
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "sitebuilder:", err)
+		sayln(stderr, "sitebuilder:", err)
 		return 2
 	}
 	if err := demo(ctx, o, stdin, interactive, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "sitebuilder:", err)
+		sayln(stderr, "sitebuilder:", err)
 		return 1
 	}
 	return 0
@@ -248,7 +247,7 @@ func demo(ctx context.Context, o options, stdin io.Reader, interactive bool, std
 	}
 
 	task := tasks[o.lang]
-	fmt.Fprintf(stdout, "user: %s\n\n", task)
+	say(stdout, "user: %s\n\n", task)
 	loop, err := newLoop()
 	if err != nil {
 		return err
@@ -262,7 +261,7 @@ func demo(ctx context.Context, o options, stdin io.Reader, interactive bool, std
 		return fmt.Errorf("expected an approval suspension, got %s", res.Status)
 	}
 	pending := res.Suspension.Approval
-	fmt.Fprintf(stdout, "\n-- suspended: %s(%s) waits for the user's approval; the host stores the JSON snapshot\n",
+	say(stdout, "\n-- suspended: %s(%s) waits for the user's approval; the host stores the JSON snapshot\n",
 		pending.Tool, pending.Args)
 
 	approved, err := decide(o, stdin, interactive, stdout, pending)
@@ -273,7 +272,7 @@ func demo(ctx context.Context, o options, stdin io.Reader, interactive bool, std
 	if !approved {
 		decision = react.Decline("not now")
 	}
-	fmt.Fprintf(stdout, "-- resuming from the snapshot in a new loop value: %s\n\n", decision)
+	say(stdout, "-- resuming from the snapshot in a new loop value: %s\n\n", decision)
 
 	// A new loop value, as a new process would build: it gets the snapshot
 	// bytes and the shared stores, nothing else.
@@ -288,21 +287,21 @@ func demo(ctx context.Context, o options, stdin io.Reader, interactive bool, std
 	}
 	tr.print(res.Transcript)
 
-	fmt.Fprintln(stdout)
+	sayln(stdout)
 	switch res.Status {
 	case react.Finished:
-		fmt.Fprintf(stdout, "-- finished after %d rounds: %s\n", res.Rounds, res.Summary)
+		say(stdout, "-- finished after %d rounds: %s\n", res.Rounds, res.Summary)
 		for _, out := range node.Outputs {
 			if v, ok := res.Outputs[out.Key]; ok {
-				fmt.Fprintf(stdout, "   output %s = %s (from %s %s)\n", out.Key, v.Value, v.Source, v.Ref)
+				say(stdout, "   output %s = %s (from %s %s)\n", out.Key, v.Value, v.Source, v.Ref)
 			}
 		}
 	case react.Failed:
-		fmt.Fprintf(stdout, "-- failed after %d rounds (%s): %s\n", res.Rounds, res.Failure.Kind, res.Failure.Reason)
+		say(stdout, "-- failed after %d rounds (%s): %s\n", res.Rounds, res.Failure.Kind, res.Failure.Reason)
 	default:
 		return fmt.Errorf("unexpected end of the run: %s", res.Status)
 	}
-	fmt.Fprintf(stdout, "   create_site executed %d time(s)\n", len(b.created))
+	say(stdout, "   create_site executed %d time(s)\n", len(b.created))
 	return nil
 }
 
@@ -315,19 +314,19 @@ func decide(o options, stdin io.Reader, interactive bool, stdout io.Writer, p *r
 	case o.decline:
 		return false, nil
 	case !interactive:
-		fmt.Fprintln(stdout, "-- stdin is not a terminal: approving (use -decline to refuse)")
+		sayln(stdout, "-- stdin is not a terminal: approving (use -decline to refuse)")
 		return true, nil
 	}
 	in := bufio.NewScanner(stdin)
 	for {
-		fmt.Fprintf(stdout, "Approve %s(%s)? [y/n] ", p.Tool, p.Args)
+		say(stdout, "Approve %s(%s)? [y/n] ", p.Tool, p.Args)
 		if !in.Scan() {
 			if err := in.Err(); err != nil {
 				return false, err
 			}
 			// /dev/null is a character device too: treat a closed stdin
 			// like one that is not a terminal.
-			fmt.Fprintln(stdout, "\n-- no answer on stdin: approving (use -decline to refuse)")
+			sayln(stdout, "\n-- no answer on stdin: approving (use -decline to refuse)")
 			return true, nil
 		}
 		switch strings.ToLower(strings.TrimSpace(in.Text())) {
@@ -376,7 +375,7 @@ func (t *trace) print(transcript []react.Message) {
 			if len(names) > 0 {
 				line += " → " + strings.Join(names, ", ")
 			}
-			fmt.Fprintln(t.w, line)
+			sayln(t.w, line)
 		case react.RoleTool:
 			e := t.events[m.ToolCallID]
 			verdict := "SKIPPED"
@@ -386,11 +385,18 @@ func (t *trace) print(transcript []react.Message) {
 			if e.Code != 0 {
 				verdict += " " + e.Code.String()
 			}
-			fmt.Fprintf(t.w, "round %d  %-22s %-28s %s\n", round, m.ToolName, verdict, oneLine(m.Content))
+			say(t.w, "round %d  %-22s %-28s %s\n", round, m.ToolName, verdict, oneLine(m.Content))
+		default: // the user's words are printed before the run; system text is not shown
 		}
 	}
 	t.printed = len(transcript)
 }
+
+// say and sayln print to w. A demo has nothing better to do when its
+// output fails, so the errors are dropped on purpose.
+func say(w io.Writer, format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }
+
+func sayln(w io.Writer, args ...any) { _, _ = fmt.Fprintln(w, args...) }
 
 // oneLine shortens a tool message to one readable line.
 func oneLine(s string) string {

@@ -30,7 +30,10 @@ func Reply(r react.Response) Step {
 // Model is a scripted [react.Model]. Build it with [Script], [Steps] or
 // [Func]; the zero value is a model with an empty script, whose first turn
 // fails with [ErrScriptExhausted]. A Model is safe for concurrent use; its
-// turns are consumed in the order the requests arrive.
+// turns are consumed in the order the requests arrive. It records a deep
+// copy of every request, so a turn costs time and memory in proportion to
+// the history: for benchmarks or nodes of thousands of rounds, use a
+// [react.ModelFunc] instead.
 type Model struct {
 	mu       sync.Mutex
 	steps    []Step

@@ -70,6 +70,14 @@ type Config struct {
 	// Now is the clock of durations in events; nil means time.Now. It must
 	// be safe for concurrent use when nodes run reads in parallel.
 	Now func() time.Time
+	// KeepRunState keeps a run's evidence and approvals in the stores after
+	// the run finished or failed. By default the loop calls Forget(run) on
+	// every store of Guards that has such a method (the in-memory stores
+	// do) once a run has ended for good, so a long-running service does not
+	// keep every run's state; a suspended or interrupted run is never
+	// forgotten, since it will be resumed. The write ledger is never
+	// forgotten: it is what keeps a write from running twice.
+	KeepRunState bool
 }
 
 // Loop runs nodes. It holds no state of its own between runs: every run's
@@ -89,7 +97,25 @@ type Loop struct {
 	maxResult int
 	newID     func() string
 	now       func() time.Time
+	keepState bool
 	schemas   sync.Map // *tool.Tool → json.RawMessage
+}
+
+// forgetter is implemented by stores that can drop a run's state.
+type forgetter interface{ Forget(run string) }
+
+// forget drops the state of a run that ended for good, unless the
+// configuration keeps it.
+func (l *Loop) forget(run string) {
+	if l.keepState {
+		return
+	}
+	if f, ok := l.ledger.(forgetter); ok {
+		f.Forget(run)
+	}
+	if f, ok := l.approvals.(forgetter); ok {
+		f.Forget(run)
+	}
 }
 
 // ErrNoModel is returned by [New] when [Config].Model is nil.
@@ -108,6 +134,7 @@ func New(cfg Config) (*Loop, error) {
 		observer:  cfg.Observer,
 		maxResult: cfg.MaxResultBytes,
 		newID:     cfg.NewRunID,
+		keepState: cfg.KeepRunState,
 		now:       cfg.Now,
 	}
 	if l.catalog == nil {
@@ -322,8 +349,10 @@ func (r *run) end(ctx context.Context) (Result, error) {
 	switch r.status {
 	case Finished:
 		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs)})
+		r.l.forget(r.id)
 	case Failed:
 		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs)})
+		r.l.forget(r.id)
 	case Suspended:
 		r.observer.OnSuspended(ctx, SuspendEvent{RoundEvent: r.roundEvent(), Suspension: *r.susp})
 		snap, err := r.snapshot(ctx)

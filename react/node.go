@@ -47,7 +47,10 @@ type Node struct {
 	MaxRounds int `json:"max_rounds,omitempty"`
 	// ParallelReads lets the read-only catalog calls of one wave run
 	// concurrently. Their results are still processed in call order, so the
-	// counting of §6 is unchanged; see the package documentation.
+	// counting of §6 is unchanged; see the package documentation. It pays
+	// off only for tools that wait on I/O: for in-process tools that return
+	// in microseconds the goroutines cost more than they save (measured in
+	// docs/performance.md, "Loop").
 	ParallelReads bool `json:"parallel_reads,omitempty"`
 	// MaxParallel bounds the concurrent reads; 0 means
 	// [DefaultMaxParallel].

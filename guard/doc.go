@@ -64,4 +64,16 @@
 // read the evidence ledger the evidence guard writes; give all of them the
 // same [evidence.Ledger]. Lookups are hash-map accesses in the in-memory
 // ledger, so a guard's cost does not grow with the evidence a run holds.
+//
+// # Cost
+//
+// The chain does each piece of work once per call. The fingerprint (tool
+// plus canonical arguments) is computed by the first guard that needs it
+// and travels down in invoker.Call.Fingerprint to the write gate and the
+// evidence guard; each of them computes it itself when used alone. The arg
+// policy remembers, per resolved schema, a bounded set of argument bytes
+// that already passed it, so a repeated call (a write called again after
+// its approval, a poll, a retry of the model) skips decoding and schema
+// validation; validation is a pure function of schema and bytes, so the
+// answer is the same. docs/performance.md has the figures.
 package guard

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/reactguard/reactguard/evidence"
-	"github.com/reactguard/reactguard/fingerprint"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -48,8 +47,9 @@ type EvidenceOptions struct {
 // Evidence returns the evidence guard (see the package documentation for
 // its place in the chain). It calls next and records the attempt in the
 // ledger when it executed, that is when next answers SUCCESS or FAILED:
-// call id, tool name, fingerprint ([fingerprint.Of] of name and arguments,
-// "" when they are not JSON), outcome, code, the payload's JSON (the
+// call id, tool name, fingerprint (invoker.Call.Fingerprint, or
+// fingerprint.Of of name and arguments when it is empty; "" when they are
+// not JSON), outcome, code, the payload's JSON (the
 // observation's data; a [json.RawMessage] is kept as is, other values are
 // encoded, nil or an unencodable value stores none), attempt
 // (call.Attempt, at least 1) and round. REJECTED and DEFERRED observations
@@ -87,7 +87,7 @@ func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next 
 	if o := obs.Outcome(); o != outcome.Success && o != outcome.Failed {
 		return obs, nil
 	}
-	fp, _ := fingerprint.Of(call.Name, call.Args) // "" for arguments that are not JSON: not counted
+	fp, _ := callFingerprint(&call) // "" for arguments that are not JSON: not counted
 	r := evidence.Record{
 		CallID:      call.ID,
 		Tool:        call.Name,

@@ -35,9 +35,10 @@ type FingerprintOptions struct {
 }
 
 // Fingerprint returns the fingerprint guard (see the package documentation
-// for its place in the chain). It computes the call's fingerprint
-// ([fingerprint.Of] of the tool name and arguments, the one the [Evidence]
-// guard records) and asks the ledger how many distinct calls with it were
+// for its place in the chain). It takes the call's fingerprint
+// (invoker.Call.Fingerprint, computed as [fingerprint.Of] of the tool name
+// and arguments when empty and then passed down set, the one the
+// [Evidence] guard records) and asks the ledger how many distinct calls with it were
 // executed in the run ([evidence.Ledger.Executions]). Once that reaches
 // Limit the call is REJECTED FINGERPRINT_TRIP without running: the reason
 // carries the count and the gist of the latest record (its outcome, code
@@ -73,7 +74,7 @@ func (g *fingerprintGuard) intercept(ctx context.Context, call invoker.Call, nex
 	if call.Tool == nil || call.Tool.Pollable {
 		return next(ctx, call)
 	}
-	fp, err := fingerprint.Of(call.Name, call.Args)
+	fp, err := callFingerprint(&call)
 	if err != nil {
 		return next(ctx, call)
 	}
@@ -103,4 +104,21 @@ func gist(r evidence.Record) string {
 		s += " " + r.PayloadRef
 	}
 	return s
+}
+
+// callFingerprint returns the call's fingerprint: call.Fingerprint when a
+// guard further out computed it, else [fingerprint.Of] of its name and
+// arguments, which it stores into call.Fingerprint so that the guards
+// further in need not compute it again. Arguments that are not JSON yield
+// "" and the error, and leave call.Fingerprint empty.
+func callFingerprint(call *invoker.Call) (string, error) {
+	if call.Fingerprint != "" {
+		return call.Fingerprint, nil
+	}
+	fp, err := fingerprint.Of(call.Name, call.Args)
+	if err != nil {
+		return "", err
+	}
+	call.Fingerprint = fp
+	return fp, nil
 }

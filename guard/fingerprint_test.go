@@ -262,3 +262,76 @@ func ExampleFingerprint() {
 	// SUCCESS: list_sites succeeded
 	// REJECTED FINGERPRINT_TRIP: list_sites was already called 2 times with the same arguments; the last result was: SUCCESS ["blog","shop"]. Next: use the earlier result instead of calling list_sites again with the same arguments; if it does not help, change your approach or call builtin_node_fail
 }
+
+// TestCallFingerprint_ComputedOnce checks that the guards needing the
+// fingerprint share invoker.Call.Fingerprint: each computes it only when it
+// is empty, passes the call down with it set, and trusts a value set
+// further out.
+func TestCallFingerprint_ComputedOnce(t *testing.T) {
+	read := catalogued(t, fpTool("list_sites"))
+	write := catalogued(t, &tool.Tool{Name: "create_site", Effect: tool.Write, InputSchema: &jsonschema.Schema{Type: "object"},
+		Func: func(context.Context, tool.Request) (any, error) { return nil, nil }})
+	args := `{"b": 1, "a": [true]}`
+	want := func(tl *tool.Tool) string { return mustFingerprint(t, tl.Name, args) }
+	never := func(invoker.Call) bool { return false }
+	cases := []struct {
+		reason string
+		guard  func(ledger evidence.Ledger) invoker.Interceptor
+		tool   *tool.Tool
+		preset string // call.Fingerprint as sent
+		want   func(tl *tool.Tool) string
+	}{
+		{"the fingerprint guard computes an empty fingerprint and passes it down",
+			func(l evidence.Ledger) invoker.Interceptor { return guard.Fingerprint(guard.FingerprintOptions{Ledger: l}) },
+			read, "", want},
+		{"the write gate computes an empty fingerprint and passes it down",
+			func(evidence.Ledger) invoker.Interceptor {
+				return guard.WriteGate(guard.WriteGateOptions{RequireApproval: never})
+			},
+			write, "", want},
+		{"the fingerprint guard keeps a fingerprint set further out",
+			func(l evidence.Ledger) invoker.Interceptor { return guard.Fingerprint(guard.FingerprintOptions{Ledger: l}) },
+			read, "preset", func(*tool.Tool) string { return "preset" }},
+		{"the write gate keeps a fingerprint set further out",
+			func(evidence.Ledger) invoker.Interceptor {
+				return guard.WriteGate(guard.WriteGateOptions{RequireApproval: never})
+			},
+			write, "preset", func(*tool.Tool) string { return "preset" }},
+		{"a pollable tool skips the fingerprint guard, which leaves the field empty",
+			func(l evidence.Ledger) invoker.Interceptor { return guard.Fingerprint(guard.FingerprintOptions{Ledger: l}) },
+			&tool.Tool{Name: "poll", Effect: tool.Read, Pollable: true}, "", func(*tool.Tool) string { return "" }},
+	}
+	for _, c := range cases {
+		t.Run(c.reason, func(t *testing.T) {
+			var r reached
+			h := invoker.Chain(r.handle, c.guard(evidence.NewMemory()))
+			_, err := h(context.Background(), invoker.Call{ID: "c1", Name: c.tool.Name, Args: json.RawMessage(args), Tool: c.tool, Run: "run-1", Fingerprint: c.preset})
+			require.NoError(t, err)
+			require.Equal(t, 1, r.calls, "%s: the call must reach the handler", c.reason)
+			assert.Equal(t, c.want(c.tool), r.last.Fingerprint, "%s: call.Fingerprint seen inside", c.reason)
+		})
+	}
+}
+
+// TestEvidence_UsesCallFingerprint checks that the evidence guard records
+// invoker.Call.Fingerprint when it is set and computes it when it is not.
+func TestEvidence_UsesCallFingerprint(t *testing.T) {
+	tl := fpTool("list_sites")
+	for _, c := range []struct {
+		reason, preset, args, want string
+	}{
+		{"a fingerprint set further out is recorded as is", "preset", `{"a":1}`, "preset"},
+		{"an empty fingerprint is computed", "", `{"a":1}`, mustFingerprint(t, "list_sites", `{"a":1}`)},
+		{"arguments that are not JSON record no fingerprint", "", `{"a":`, ""},
+	} {
+		ledger := evidence.NewMemory()
+		var r reached
+		h := invoker.Chain(r.handle, guard.Evidence(guard.EvidenceOptions{Ledger: ledger}))
+		_, err := h(context.Background(), invoker.Call{ID: "c1", Name: tl.Name, Args: json.RawMessage(c.args), Tool: tl, Run: "run-1", Fingerprint: c.preset})
+		require.NoError(t, err)
+		recs, err := ledger.Records(context.Background(), "run-1")
+		require.NoError(t, err)
+		require.NotEmpty(t, recs, c.reason)
+		assert.Equal(t, c.want, recs[len(recs)-1].Fingerprint, "%s: recorded fingerprint", c.reason)
+	}
+}

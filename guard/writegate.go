@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	"github.com/reactguard/reactguard/errcode"
-	"github.com/reactguard/reactguard/fingerprint"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -149,7 +148,7 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	if t == nil || !t.Effect.IsWrite() {
 		return next(ctx, call)
 	}
-	fp, err := fingerprint.Of(call.Name, call.Args)
+	fp, err := callFingerprint(&call)
 	if err != nil {
 		return observation.Rejected(errcode.ArgJSONInvalid,
 			g.cat.Reason(errcode.ArgJSONInvalid, "tool", call.Name, "detail", err.Error()),

@@ -32,6 +32,16 @@ type Call struct {
 	// IdempotencyKey identifies the call for the write ledger and the
 	// backend; the write gate assigns it when empty.
 	IdempotencyKey string
+	// Fingerprint is the call's fingerprint, fingerprint.Of(Name, Args)
+	// (package github.com/reactguard/reactguard/fingerprint), or empty when
+	// nobody computed it yet. The guards that need it (fingerprint, write
+	// gate, evidence) compute it when it is empty and pass the call down
+	// with it set, so that it is computed once per call; each of them still
+	// works alone. Invariant: when not empty it matches Name and Args, so an
+	// interceptor that changes Name or Args must clear it, and whoever
+	// builds a Call leaves it empty (or copies it only together with the
+	// same Name and Args).
+	Fingerprint string
 }
 
 // Handler turns a call into an observation. A tool failure is an

@@ -282,7 +282,9 @@ func TestCallFingerprint_ComputedOnce(t *testing.T) {
 		want   func(tl *tool.Tool) string
 	}{
 		{"the fingerprint guard computes an empty fingerprint and passes it down",
-			func(l evidence.Ledger) invoker.Interceptor { return guard.Fingerprint(guard.FingerprintOptions{Ledger: l}) },
+			func(l evidence.Ledger) invoker.Interceptor {
+				return guard.Fingerprint(guard.FingerprintOptions{Ledger: l})
+			},
 			read, "", want},
 		{"the write gate computes an empty fingerprint and passes it down",
 			func(evidence.Ledger) invoker.Interceptor {
@@ -290,7 +292,9 @@ func TestCallFingerprint_ComputedOnce(t *testing.T) {
 			},
 			write, "", want},
 		{"the fingerprint guard keeps a fingerprint set further out",
-			func(l evidence.Ledger) invoker.Interceptor { return guard.Fingerprint(guard.FingerprintOptions{Ledger: l}) },
+			func(l evidence.Ledger) invoker.Interceptor {
+				return guard.Fingerprint(guard.FingerprintOptions{Ledger: l})
+			},
 			read, "preset", func(*tool.Tool) string { return "preset" }},
 		{"the write gate keeps a fingerprint set further out",
 			func(evidence.Ledger) invoker.Interceptor {
@@ -298,7 +302,9 @@ func TestCallFingerprint_ComputedOnce(t *testing.T) {
 			},
 			write, "preset", func(*tool.Tool) string { return "preset" }},
 		{"a pollable tool skips the fingerprint guard, which leaves the field empty",
-			func(l evidence.Ledger) invoker.Interceptor { return guard.Fingerprint(guard.FingerprintOptions{Ledger: l}) },
+			func(l evidence.Ledger) invoker.Interceptor {
+				return guard.Fingerprint(guard.FingerprintOptions{Ledger: l})
+			},
 			&tool.Tool{Name: "poll", Effect: tool.Read, Pollable: true}, "", func(*tool.Tool) string { return "" }},
 	}
 	for _, c := range cases {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -51,7 +52,26 @@ type ArgPolicyOptions struct {
 	// Policy, when set, is asked about every call whose arguments passed
 	// the schema. Nil accepts them all.
 	Policy ArgPolicyFunc
+	// Cache is how many argument texts that passed a tool's schema the
+	// guard remembers per resolved schema, so that the very same bytes are
+	// neither decoded nor validated again: 0 means [DefaultArgCache], a
+	// negative value remembers none. Texts longer than [MaxCachedArgs]
+	// bytes are never remembered. Failures are never remembered.
+	Cache int
 }
+
+// DefaultArgCache is how many passed argument texts [ArgPolicy] remembers
+// per resolved schema when [ArgPolicyOptions.Cache] is 0.
+const DefaultArgCache = 256
+
+// MaxCachedArgs is the length in bytes of the longest argument text
+// [ArgPolicy] remembers as passed.
+const MaxCachedArgs = 4 << 10
+
+// maxCachedSchemas bounds the schemas the arg policy remembers passed
+// arguments for; past it, it forgets them all (tools made per session, as
+// adapters do, must not pin memory forever).
+const maxCachedSchemas = 1024
 
 // wholeArgs names the arguments as a whole in {field}.
 const wholeArgs = "arguments"
@@ -79,22 +99,90 @@ const maxDetail = 300
 // Calls without a tool, or whose tool was not added to a catalog (no
 // resolved schema), skip the schema check; calls without a tool pass
 // through untouched (the invoker answers them). Accepted calls reach next
-// unchanged, with their original bytes. It never panics on model input and
-// is safe for concurrent use.
+// unchanged, with their original bytes.
+//
+// Argument texts that passed a schema are remembered, byte for byte, per
+// resolved schema (up to [ArgPolicyOptions.Cache] of them, a random one
+// forgotten when full): the same bytes against the same schema skip
+// decoding and validation, which is sound because validation is a pure
+// function of the two. Policy is asked on every call all the same (it is
+// the host's and may depend on the call), with the arguments decoded
+// anew. It never panics on model input and is safe for concurrent use.
 func ArgPolicy(opts ArgPolicyOptions) invoker.Interceptor {
+	return newArgPolicy(opts).intercept
+}
+
+func newArgPolicy(opts ArgPolicyOptions) *argPolicy {
 	ap := &argPolicy{cat: opts.Catalog, policy: opts.Policy}
-	return ap.intercept
+	if opts.Cache >= 0 {
+		ap.passed = &passedArgs{size: opts.Cache, schemas: make(map[*jsonschema.Resolved]map[string]struct{})}
+		if ap.passed.size == 0 {
+			ap.passed.size = DefaultArgCache
+		}
+	}
+	return ap
 }
 
 type argPolicy struct {
 	cat    *prompt.Catalog
 	policy ArgPolicyFunc
+	passed *passedArgs // nil when disabled
+}
+
+// passedArgs remembers argument texts that passed a resolved schema.
+type passedArgs struct {
+	size    int // texts per schema
+	mu      sync.RWMutex
+	schemas map[*jsonschema.Resolved]map[string]struct{}
+}
+
+// has reports whether args passed rs before. A nil p has nothing.
+func (p *passedArgs) has(rs *jsonschema.Resolved, args []byte) bool {
+	if p == nil || len(args) > MaxCachedArgs {
+		return false
+	}
+	p.mu.RLock()
+	_, ok := p.schemas[rs][string(args)]
+	p.mu.RUnlock()
+	return ok
+}
+
+// add remembers that args passed rs, forgetting a random text of rs when
+// it holds size of them already, and every schema's texts when it holds
+// maxCachedSchemas schemas. A nil p remembers nothing.
+func (p *passedArgs) add(rs *jsonschema.Resolved, args []byte) {
+	if p == nil || len(args) > MaxCachedArgs {
+		return
+	}
+	key := string(args)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	texts := p.schemas[rs]
+	if texts == nil {
+		if len(p.schemas) >= maxCachedSchemas {
+			clear(p.schemas)
+		}
+		texts = make(map[string]struct{})
+		p.schemas[rs] = texts
+	}
+	if len(texts) >= p.size {
+		for k := range texts { // map order is random: a random victim
+			delete(texts, k)
+			break
+		}
+	}
+	texts[key] = struct{}{}
 }
 
 func (ap *argPolicy) intercept(ctx context.Context, call invoker.Call, next invoker.Handler) (observation.Observation, error) {
 	t := call.Tool
 	if t == nil {
 		return next(ctx, call)
+	}
+	rs := t.Resolved()
+	known := rs != nil && ap.passed.has(rs, call.Args)
+	if known && ap.policy == nil {
+		return next(ctx, call) // these bytes passed this schema before
 	}
 	var args map[string]any
 	if !isBlank(call.Args) {
@@ -110,10 +198,11 @@ func (ap *argPolicy) intercept(ctx context.Context, call invoker.Call, next invo
 	} else {
 		args = map[string]any{}
 	}
-	if rs := t.Resolved(); rs != nil {
+	if rs != nil && !known {
 		if err := rs.Validate(args); err != nil {
 			return ap.schemaViolation(call, err), nil
 		}
+		ap.passed.add(rs, call.Args)
 	}
 	if ap.policy != nil {
 		if err := ap.policy(ctx, call, args); err != nil {

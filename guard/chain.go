@@ -28,6 +28,10 @@ type Options struct {
 	// ArgPolicy is the host's check of parsed arguments
 	// ([ArgPolicyOptions.Policy]); nil accepts all that pass the schema.
 	ArgPolicy ArgPolicyFunc
+	// ArgCache is [ArgPolicyOptions.Cache]: how many passed argument texts
+	// the arg policy remembers per tool schema; 0 means [DefaultArgCache],
+	// a negative value none.
+	ArgCache int
 	// ParamPolicy is the host's check of declared parameter values
 	// ([ParamContractOptions.Policy]); nil accepts them.
 	ParamPolicy ParamPolicy
@@ -87,7 +91,7 @@ func Default(opts *Options) []invoker.Interceptor {
 		opts.WriteLedger = NewMemoryWriteLedger()
 	}
 	return []invoker.Interceptor{
-		ArgPolicy(ArgPolicyOptions{Catalog: opts.Catalog, Policy: opts.ArgPolicy}),
+		ArgPolicy(ArgPolicyOptions{Catalog: opts.Catalog, Policy: opts.ArgPolicy, Cache: opts.ArgCache}),
 		ParamContract(ParamContractOptions{Ledger: opts.Ledger, Catalog: opts.Catalog, Policy: opts.ParamPolicy}),
 		Fingerprint(FingerprintOptions{Ledger: opts.Ledger, Catalog: opts.Catalog, Limit: opts.FingerprintLimit}),
 		WriteGate(WriteGateOptions{

@@ -1,0 +1,78 @@
+// Package openai is a [react.Model] on the OpenAI Chat Completions API,
+// built on the official SDK (github.com/openai/openai-go/v3). It works
+// with any server that speaks that API: OpenAI, Azure OpenAI, and local
+// servers such as Ollama, vLLM, LM Studio or llama.cpp.
+//
+// It lives in its own Go module, so importing the reactguard core never
+// pulls in an SDK:
+//
+//	go get github.com/reactguard/reactguard/adapters/openai
+//
+// The package name is openai, like the SDK's; import one of them under
+// another name:
+//
+//	import (
+//		oai "github.com/openai/openai-go/v3"
+//		"github.com/openai/openai-go/v3/option"
+//		"github.com/reactguard/reactguard/adapters/openai"
+//	)
+//
+//	client := oai.NewClient(option.WithBaseURL("http://localhost:11434/v1/"), option.WithAPIKey("ollama"))
+//	loop, err := react.New(react.Config{Model: openai.New(client, "qwen3:8b", nil), Tools: catalog})
+//
+// # Conversion
+//
+// Each [Model.Generate] is one chat completion request. The loop's history
+// maps one to one: system → system message, user → user message,
+// assistant → assistant message with its text and its tool calls
+// ("tool_calls", type function, arguments sent back exactly as the model
+// produced them), tool → one "tool" message per call id. The API wants the
+// tool messages of a turn directly after it, so a system or user message
+// found between an assistant turn with tool calls and the next assistant
+// turn is sent after that turn's tool messages (the caller's slice is not
+// changed). [react.Message.IsError] has no field in this API; the tool
+// message's text already says what happened and what to do next.
+//
+// Tool specs become function tools whose "parameters" is the spec's input
+// schema, sent verbatim; an empty schema means a function without
+// parameters.
+//
+// The first choice of the response becomes the [react.Response]: its text
+// (or its refusal when there is no text) and its tool calls in order,
+// parallel calls included. Arguments are returned exactly as the server
+// sent them, even when they are not valid JSON (a response cut off by
+// max_tokens): the loop classifies them (ARG_JSON_INVALID), so the model
+// gets a next step instead of the host getting an error. A call without an
+// id, or with an id already used in the same response (some compatible
+// servers do this), gets a deterministic id derived from the completion id
+// so that its result can be paired with it.
+//
+// # Errors
+//
+// Every failure of Generate is an [*Error] whose [Kind] says why: 429 →
+// [KindRateLimited] (with [Error.RetryAfter] from retry-after-ms or
+// retry-after), 503 → [KindOverloaded], other 5xx → [KindServer], 401/403
+// → [KindAuth], other 4xx → [KindRequest], no HTTP response (refused or
+// reset connection, DNS) → [KindUnreachable], a deadline → [KindTimeout],
+// cancellation → [KindCanceled], a 2xx body that is not a chat completion
+// → [KindMalformed]. An error status with a non-JSON body (a proxy's HTML
+// page) is still classified by its status. The cause stays in the chain:
+// errors.As with the SDK's *openai.Error and errors.Is with
+// context.DeadlineExceeded keep working. These are model-side failures:
+// the loop returns them to the host with a resumable snapshot and never
+// turns them into a tool outcome.
+//
+// # Retries
+//
+// The SDK retries failed requests twice by default and may wait up to two
+// minutes on a server's Retry-After. This adapter sets the SDK's retries
+// to [Options.MaxRetries], 0 by default: a failure reaches the host at
+// once, and the host, which holds the snapshot, decides whether to wait
+// ([Kind.Retryable], [Error.RetryAfter]) and resume. Set MaxRetries to let
+// the SDK retry inside one Generate instead.
+//
+// # Concurrency
+//
+// A [Model] holds no conversation state and is safe for concurrent use.
+// Generate reads its request and never modifies it.
+package openai

@@ -1,0 +1,110 @@
+package openai
+
+import (
+	"context"
+	"net/http"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/reactguard/reactguard/react"
+)
+
+// Options configures a [Model]. The zero value (and nil) means defaults.
+type Options struct {
+	// Temperature is the sampling temperature; nil leaves it to the server.
+	Temperature *float64
+	// MaxRetries is how many times the SDK itself retries a failed request
+	// (429, 5xx, connection errors) before Generate returns. The default
+	// 0 disables the SDK's retries: a failure reaches the host at once,
+	// with [Error.RetryAfter] set, and the host decides whether to wait
+	// and resume the loop's snapshot. (The SDK's own default is 2 retries
+	// and it may wait up to 2 minutes on a server's Retry-After.) Negative
+	// values count as 0.
+	MaxRetries int
+	// RequestOptions are appended to every request after the adapter's
+	// own options, e.g. option.WithJSONSet("parallel_tool_calls", false) or
+	// option.WithRequestTimeout.
+	RequestOptions []option.RequestOption
+}
+
+// Model is a [react.Model] backed by the OpenAI Chat Completions API, or
+// by any server that speaks it (Ollama, vLLM, LM Studio, llama.cpp).
+//
+// A Model is immutable after [New] and safe for concurrent use by many
+// loops; it holds no conversation state.
+type Model struct {
+	client sdk.Client
+	model  string
+	opts   Options
+}
+
+var _ react.Model = (*Model)(nil)
+
+// New returns a Model that sends requests through client to the named
+// model (e.g. "gpt-4.1", or "qwen3:8b" on Ollama). opts may be nil.
+//
+// New panics if model is empty: that is a programming error.
+func New(client sdk.Client, model string, opts *Options) *Model {
+	if model == "" {
+		panic("openai: New with an empty model name")
+	}
+	m := &Model{client: client, model: model}
+	if opts != nil {
+		m.opts = *opts
+		m.opts.RequestOptions = append([]option.RequestOption(nil), opts.RequestOptions...)
+	}
+	m.opts.MaxRetries = max(m.opts.MaxRetries, 0)
+	return m
+}
+
+// Name returns the model name requests are sent with.
+func (m *Model) Name() string { return m.model }
+
+// Generate sends the history and tool specs as one chat completion request
+// and returns the first choice's text and tool calls. Tool call arguments
+// are returned exactly as the server sent them, valid JSON or not.
+//
+// Every failure is an [*Error]: HTTP errors, transport errors, deadlines,
+// and responses that do not decode or carry no choice. Generate never
+// turns a model-side failure into a tool outcome. req is not modified.
+func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return react.Response{}, &Error{Kind: KindRequest, Err: err}
+	}
+	var resp *http.Response
+	opts := make([]option.RequestOption, 0, 2+len(m.opts.RequestOptions))
+	opts = append(opts, option.WithMaxRetries(m.opts.MaxRetries), option.WithResponseInto(&resp))
+	opts = append(opts, m.opts.RequestOptions...)
+	completion, err := m.client.Chat.Completions.New(ctx, params, opts...)
+	if err != nil {
+		return react.Response{}, classify(err, resp)
+	}
+	out, err := fromCompletion(completion)
+	if err != nil {
+		e := &Error{Kind: KindMalformed, Err: err}
+		if resp != nil {
+			e.StatusCode = resp.StatusCode
+		}
+		return react.Response{}, e
+	}
+	return out, nil
+}
+
+// params builds the request body.
+func (m *Model) params(req react.Request) (sdk.ChatCompletionNewParams, error) {
+	msgs, err := toMessages(req.Messages)
+	if err != nil {
+		return sdk.ChatCompletionNewParams{}, err
+	}
+	tools, err := toTools(req.Tools)
+	if err != nil {
+		return sdk.ChatCompletionNewParams{}, err
+	}
+	p := sdk.ChatCompletionNewParams{Model: m.model, Messages: msgs, Tools: tools}
+	if m.opts.Temperature != nil {
+		p.Temperature = sdk.Float(*m.opts.Temperature)
+	}
+	return p, nil
+}

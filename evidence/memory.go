@@ -42,45 +42,72 @@ var (
 	_ Exporter = (*Memory)(nil)
 )
 
-type callAttempt struct {
-	call    string
-	attempt int
-}
-
 type valueKey struct {
 	tool, path, text string
 }
 
+// callIndex is what the run knows of one call id. It is stored by value:
+// indexing a record allocates nothing per call.
 type callIndex struct {
 	latest, latestSuccess int // indexes into records; -1 when none
+	// attempts has bit a-1 set for each attempt a in 1..64 recorded;
+	// other attempt numbers go to moreAttempts, nil until needed.
+	attempts     uint64
+	moreAttempts map[int]struct{}
 }
 
-type printIndex struct {
-	calls map[string]struct{}
-	last  int
+// has reports whether attempt a of the call is recorded.
+func (ci *callIndex) has(a int) bool {
+	if a >= 1 && a <= 64 {
+		return ci.attempts&(1<<(a-1)) != 0
+	}
+	_, ok := ci.moreAttempts[a]
+	return ok
 }
+
+// note records attempt a of the call.
+func (ci *callIndex) note(a int) {
+	if a >= 1 && a <= 64 {
+		ci.attempts |= 1 << (a - 1)
+		return
+	}
+	if ci.moreAttempts == nil {
+		ci.moreAttempts = make(map[int]struct{})
+	}
+	ci.moreAttempts[a] = struct{}{}
+}
+
+// printIndex is what the run knows of one fingerprint, stored by value.
+// Most fingerprints are executed by one call id: the set of further ones
+// is allocated only when a second one comes.
+type printIndex struct {
+	first string              // the first call id with the fingerprint
+	more  map[string]struct{} // further distinct call ids; nil until one comes
+	last  int                 // index into records of the latest record
+}
+
+// calls returns how many distinct call ids executed the fingerprint.
+func (pi *printIndex) calls() int { return 1 + len(pi.more) }
 
 type memRun struct {
 	mu       sync.RWMutex
 	records  []Record
-	attempts map[callAttempt]struct{}
-	calls    map[string]*callIndex
+	calls    map[string]callIndex
 	tools    map[string]struct{}
 	values   map[valueKey]struct{}
 	anyValue map[string]struct{}
-	prints   map[string]*printIndex
+	prints   map[string]printIndex
 	user     []string // as said
 	folded   []string // case-folded, for UserSaid
 }
 
 func newRun() *memRun {
 	return &memRun{
-		attempts: make(map[callAttempt]struct{}),
-		calls:    make(map[string]*callIndex),
+		calls:    make(map[string]callIndex),
 		tools:    make(map[string]struct{}),
 		values:   make(map[valueKey]struct{}),
 		anyValue: make(map[string]struct{}),
-		prints:   make(map[string]*printIndex),
+		prints:   make(map[string]printIndex),
 	}
 }
 
@@ -107,17 +134,17 @@ type leaf struct {
 	words      []string
 }
 
-// leaves returns the indexable leaves of a record (none for a failure).
-func leaves(r Record) []leaf {
+// appendLeaves appends the indexable leaves of a record (none for a
+// failure) to dst.
+func appendLeaves(dst []leaf, r Record) []leaf {
 	if r.Outcome != outcome.Success || len(r.Payload) == 0 {
-		return nil
+		return dst
 	}
-	var out []leaf
 	_ = Walk(r.Payload, func(path, text string) bool { // Check validated the payload
-		out = append(out, leaf{path, text, Words(text)})
+		dst = append(dst, leaf{path, text, Words(text)})
 		return true
 	})
-	return out
+	return dst
 }
 
 // Append implements [Ledger.Append]. The payload is copied; the payload's
@@ -129,7 +156,8 @@ func (m *Memory) Append(_ context.Context, run string, r Record) error {
 	if r.Payload != nil {
 		r.Payload = slices.Clone(r.Payload)
 	}
-	ls := leaves(r)
+	var buf [8]leaf // most payloads have few leaves: no allocation for them
+	ls := appendLeaves(buf[:0], r)
 	st := m.run(run, true)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -139,19 +167,17 @@ func (m *Memory) Append(_ context.Context, run string, r Record) error {
 
 // add appends r unless its (call, attempt) is known. Callers hold st.mu.
 func (st *memRun) add(r Record, ls []leaf) {
-	ca := callAttempt{r.CallID, r.Attempt}
-	if _, dup := st.attempts[ca]; dup {
+	ci, known := st.calls[r.CallID]
+	if !known {
+		ci = callIndex{latest: -1, latestSuccess: -1}
+	}
+	if ci.has(r.Attempt) {
 		return
 	}
-	st.attempts[ca] = struct{}{}
+	ci.note(r.Attempt)
 	i := len(st.records)
 	st.records = append(st.records, r)
 
-	ci := st.calls[r.CallID]
-	if ci == nil {
-		ci = &callIndex{latest: -1, latestSuccess: -1}
-		st.calls[r.CallID] = ci
-	}
 	ci.latest = i
 	if r.Outcome == outcome.Success {
 		ci.latestSuccess = i
@@ -164,14 +190,20 @@ func (st *memRun) add(r Record, ls []leaf) {
 			}
 		}
 	}
+	st.calls[r.CallID] = ci
 	if r.Fingerprint != "" {
-		pi := st.prints[r.Fingerprint]
-		if pi == nil {
-			pi = &printIndex{calls: make(map[string]struct{})}
-			st.prints[r.Fingerprint] = pi
+		pi, known := st.prints[r.Fingerprint]
+		switch {
+		case !known:
+			pi.first = r.CallID
+		case pi.first != r.CallID:
+			if pi.more == nil {
+				pi.more = make(map[string]struct{})
+			}
+			pi.more[r.CallID] = struct{}{}
 		}
-		pi.calls[r.CallID] = struct{}{}
 		pi.last = i
+		st.prints[r.Fingerprint] = pi
 	}
 }
 
@@ -195,8 +227,8 @@ func (m *Memory) Lookup(_ context.Context, run, callID string) (Record, bool, er
 	}
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	ci := st.calls[callID]
-	if ci == nil {
+	ci, ok := st.calls[callID]
+	if !ok {
 		return Record{}, false, nil
 	}
 	if ci.latestSuccess >= 0 {
@@ -242,11 +274,11 @@ func (m *Memory) Executions(_ context.Context, run, fingerprint string) (int, Re
 	}
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	pi := st.prints[fingerprint]
-	if pi == nil {
+	pi, ok := st.prints[fingerprint]
+	if !ok {
 		return 0, Record{}, nil
 	}
-	return len(pi.calls), st.records[pi.last], nil
+	return pi.calls(), st.records[pi.last], nil
 }
 
 // AddUserText implements [Ledger.AddUserText]. Empty texts are ignored.
@@ -354,7 +386,7 @@ func (m *Memory) Import(_ context.Context, run string, s Snapshot) error {
 		if r.Payload != nil {
 			r.Payload = slices.Clone(r.Payload)
 		}
-		st.add(r, leaves(r))
+		st.add(r, appendLeaves(nil, r))
 	}
 	for _, t := range s.UserTexts {
 		if strings.TrimSpace(t) == "" {

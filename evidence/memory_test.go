@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -291,6 +294,8 @@ func TestWords(t *testing.T) {
 		{"a single word is the whole value", "s-1", nil},
 		{"text without spaces is one word", "删除北京的站点", nil},
 		{"only punctuation", "-- ...", nil},
+		{"one field of only punctuation", "--", nil},
+		{"one field trimmed to another word", "(s-1),", []string{"s-1"}},
 		{"empty", "", nil},
 	}
 	for _, tt := range tests {
@@ -340,6 +345,72 @@ func FuzzScalarText(f *testing.F) {
 			if ok {
 				t.Fatalf("ScalarText(%q) = %q, true; want false for %T", raw, got, v)
 			}
+		}
+	})
+}
+
+// TestMemory_AttemptNumbers checks duplicate detection over every range of
+// attempt numbers the index stores differently (1 to 64 in a bit set,
+// others in a map): the first (call, attempt) is kept, a repeat is not.
+func TestMemory_AttemptNumbers(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		reason   string
+		attempts []int
+		want     []int // attempts recorded, in order
+	}{
+		{"the bit set range", []int{1, 2, 1, 64, 64}, []int{1, 2, 64}},
+		{"past the bit set", []int{65, 1, 65, 1000, 1000}, []int{65, 1, 1000}},
+		{"zero and negative attempts", []int{0, -1, 0, -1, 1}, []int{0, -1, 1}},
+	} {
+		m := evidence.NewMemory()
+		for i, a := range c.attempts {
+			require.NoError(t, m.Append(ctx, "r", evidence.Record{CallID: "c", Tool: "t", Outcome: outcome.Success, Attempt: a, Round: i}))
+		}
+		rs, err := m.Records(ctx, "r")
+		require.NoError(t, err)
+		var got []int
+		for _, r := range rs {
+			got = append(got, r.Attempt)
+		}
+		assert.Equal(t, c.want, got, "%s: Append(attempts %v) then Records() attempts", c.reason, c.attempts)
+	}
+}
+
+// TestMemory_ExecutionsCountsDistinctCalls checks that a fingerprint counts
+// each call id once however many attempts it has, and that the latest
+// record comes back.
+func TestMemory_ExecutionsCountsDistinctCalls(t *testing.T) {
+	ctx := context.Background()
+	m := evidence.NewMemory()
+	for i, id := range []string{"a", "a", "b", "a", "c", "b"} {
+		require.NoError(t, m.Append(ctx, "r", evidence.Record{CallID: id, Tool: "t", Fingerprint: "fp", Outcome: outcome.Success, Attempt: i + 1, Round: i}))
+		require.NoError(t, m.Append(ctx, "r", evidence.Record{CallID: id, Tool: "t", Fingerprint: "other", Outcome: outcome.Success, Attempt: 100 + i, Round: i}))
+	}
+	n, last, err := m.Executions(ctx, "r", "fp")
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "Executions(fp) after calls a, a, b, a, c, b = %d; want 3 distinct calls", n)
+	assert.Equal(t, "b", last.CallID, "the latest record of fp")
+	assert.Equal(t, 6, last.Attempt)
+}
+
+// FuzzWords checks Words, whose one-field fast path avoids splitting,
+// against the plain definition: split at white space, trim punctuation and
+// symbols, drop empty pieces and s itself.
+func FuzzWords(f *testing.F) {
+	for _, s := range []string{"", "a", "(s-1),", "--", "delete (s-1), now!", "北京 站点", "a\u00a0b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want []string
+		for _, fld := range strings.FieldsFunc(s, unicode.IsSpace) {
+			w := strings.TrimFunc(fld, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })
+			if w != "" && w != s {
+				want = append(want, w)
+			}
+		}
+		if got := evidence.Words(s); !slices.Equal(got, want) {
+			t.Fatalf("Words(%q) = %q; want %q", s, got, want)
 		}
 	})
 }

@@ -169,6 +169,15 @@ func canonicalNumber(s string) string {
 // dropped, and s itself omitted (it is matched as the whole value). Text
 // without spaces, such as Chinese, is one word.
 func Words(s string) []string {
+	if !strings.ContainsFunc(s, unicode.IsSpace) {
+		// One field, the common case of identifiers and codes: no
+		// allocation unless trimming leaves a different word.
+		w := strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })
+		if w == "" || w == s {
+			return nil
+		}
+		return []string{w}
+	}
 	var out []string
 	for _, f := range strings.FieldsFunc(s, unicode.IsSpace) {
 		w := strings.TrimFunc(f, func(r rune) bool { return unicode.IsPunct(r) || unicode.IsSymbol(r) })

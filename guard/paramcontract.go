@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
@@ -121,7 +122,7 @@ func (pc *paramContract) intercept(ctx context.Context, call invoker.Call, next 
 		for _, m := range members {
 			// encoding/json matches struct fields without regard to case,
 			// so "Site_ID" reaches a tool's site_id: check it as site_id.
-			if !strings.EqualFold(m.key, name) {
+			if !m.keyFold(name) {
 				continue
 			}
 			obs, err := pc.check(ctx, call, name, t.Params[name], m.value)
@@ -142,7 +143,8 @@ func (pc *paramContract) check(ctx context.Context, call invoker.Call, name stri
 	if string(raw) == "null" {
 		return observation.Observation{}, nil // given as nothing: the arg policy's job
 	}
-	var scalars []string
+	var buf [4]string // most values hold a scalar or a few: no allocation for them
+	scalars := buf[:0]
 	_ = evidence.Walk(raw, func(_, text string) bool { // raw came out of a parsed object
 		scalars = append(scalars, text)
 		return true
@@ -215,8 +217,48 @@ func pcErr(op string, err error) error {
 
 // member is one top-level member of a JSON object.
 type member struct {
-	key   string
-	value []byte
+	rawKey []byte // the key's bytes between the quotes, when it has no escapes
+	key    string // the decoded key, when it has escapes
+	value  []byte
+}
+
+// keyFold reports whether the member's key equals name without regard to
+// case (as encoding/json matches struct fields). It allocates nothing for
+// a key without escapes.
+func (m *member) keyFold(name string) bool {
+	if m.rawKey != nil {
+		return equalFoldBytes(m.rawKey, name)
+	}
+	return strings.EqualFold(m.key, name)
+}
+
+// equalFoldBytes is strings.EqualFold of string(b) and s, without
+// converting b.
+func equalFoldBytes(b []byte, s string) bool {
+	for i := 0; i < len(b) && i < len(s); i++ {
+		if b[i] >= utf8.RuneSelf || s[i] >= utf8.RuneSelf {
+			return strings.EqualFold(string(b), s) // non-ASCII: the general rule
+		}
+	}
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // objectMembers appends the members of the JSON object args to dst, in
@@ -237,16 +279,17 @@ func objectMembers(args []byte, dst []member) ([]member, bool) {
 	}
 	for {
 		end := skipValue(args, i) // the key, a string
-		var key string
+		var m member
 		if raw := args[i+1 : end-1]; bytes.IndexByte(raw, '\\') < 0 {
-			key = string(raw)
-		} else if json.Unmarshal(args[i:end], &key) != nil {
+			m.rawKey = raw[:len(raw):len(raw)] // not nil, even for ""
+		} else if json.Unmarshal(args[i:end], &m.key) != nil {
 			return dst, false // unreachable: args is valid
 		}
 		i = skipSpace(args, end)
 		i = skipSpace(args, i+1) // past ':'
 		end = skipValue(args, i)
-		dst = append(dst, member{key: key, value: args[i:end]})
+		m.value = args[i:end]
+		dst = append(dst, m)
 		i = skipSpace(args, end)
 		if args[i] == '}' {
 			return dst, true

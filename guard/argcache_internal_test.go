@@ -109,7 +109,7 @@ func TestArgPolicy_CacheBounds(t *testing.T) {
 	// Past maxCachedSchemas schemas, the cache forgets them all.
 	p := r.ap.passed
 	for i := range maxCachedSchemas + 1 {
-		p.add(&jsonschema.Resolved{}, []byte(`{"n":`+strconv.Itoa(i)+`}`))
+		p.add(&jsonschema.Resolved{}, `{"n":`+strconv.Itoa(i)+`}`)
 		p.mu.RLock()
 		n := len(p.schemas)
 		p.mu.RUnlock()

@@ -147,14 +147,13 @@ func (p *passedArgs) has(rs *jsonschema.Resolved, args []byte) bool {
 	return ok
 }
 
-// add remembers that args passed rs, forgetting a random text of rs when
-// it holds size of them already, and every schema's texts when it holds
-// maxCachedSchemas schemas. A nil p remembers nothing.
-func (p *passedArgs) add(rs *jsonschema.Resolved, args []byte) {
-	if p == nil || len(args) > MaxCachedArgs {
+// add remembers that the argument text key passed rs, forgetting a random
+// text of rs when it holds size of them already, and every schema's texts
+// when it holds maxCachedSchemas schemas. A nil p remembers nothing.
+func (p *passedArgs) add(rs *jsonschema.Resolved, key string) {
+	if p == nil || len(key) > MaxCachedArgs {
 		return
 	}
-	key := string(args)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	texts := p.schemas[rs]
@@ -185,24 +184,25 @@ func (ap *argPolicy) intercept(ctx context.Context, call invoker.Call, next invo
 		return next(ctx, call) // these bytes passed this schema before
 	}
 	var args map[string]any
+	var text string // call.Args as a string, shared by the decoded strings
 	if !isBlank(call.Args) {
-		var v any
-		if err := json.Unmarshal(call.Args, &v); err != nil {
+		v, s, err := decodeJSON(call.Args)
+		if err != nil {
 			return ap.notJSON(call, jsonDetail(err)), nil
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			return ap.notJSON(call, "got "+jsonKind(v)), nil
 		}
-		args = m
+		args, text = m, s
 	} else {
-		args = map[string]any{}
+		args, text = map[string]any{}, string(call.Args)
 	}
 	if rs != nil && !known {
 		if err := rs.Validate(args); err != nil {
 			return ap.schemaViolation(call, err), nil
 		}
-		ap.passed.add(rs, call.Args)
+		ap.passed.add(rs, text)
 	}
 	if ap.policy != nil {
 		if err := ap.policy(ctx, call, args); err != nil {

@@ -136,7 +136,10 @@ func IdempotencyKey(run, fp string) string {
 	b = append(b, run...)
 	b = append(b, fp...)
 	sum := sha256.Sum256(b)
-	return "rg-" + hex.EncodeToString(sum[:16])
+	var key [3 + 32]byte
+	copy(key[:], "rg-")
+	hex.Encode(key[3:], sum[:16])
+	return string(key[:]) // the one allocation
 }
 
 // maxClaims bounds how often one call tries to claim its key after a

@@ -205,6 +205,7 @@ func BenchmarkGuard(b *testing.B) {
 		ic   invoker.Interceptor
 	}{
 		{"ArgPolicy", guard.ArgPolicy(guard.ArgPolicyOptions{})},
+		{"ArgPolicy-uncached", guard.ArgPolicy(guard.ArgPolicyOptions{Cache: -1})},
 		{"ParamContract", guard.ParamContract(guard.ParamContractOptions{Ledger: ledger})},
 		{"Fingerprint", guard.Fingerprint(guard.FingerprintOptions{Ledger: ledger})},
 		{"WriteGate", guard.WriteGate(guard.WriteGateOptions{})},

@@ -282,7 +282,9 @@ func objectMembers(args []byte, dst []member) ([]member, bool) {
 		var m member
 		if raw := args[i+1 : end-1]; bytes.IndexByte(raw, '\\') < 0 {
 			m.rawKey = raw[:len(raw):len(raw)] // not nil, even for ""
-		} else if json.Unmarshal(args[i:end], &m.key) != nil {
+		} else if key, ok := unquote(args[i:end]); ok {
+			m.key = key
+		} else {
 			return dst, false // unreachable: args is valid
 		}
 		i = skipSpace(args, end)
@@ -296,6 +298,14 @@ func objectMembers(args []byte, dst []member) ([]member, bool) {
 		}
 		i = skipSpace(args, i+1) // past ','
 	}
+}
+
+// unquote decodes the JSON string q, escapes and all. It is a function of
+// its own so that only keys with escapes pay for a decoded string.
+func unquote(q []byte) (string, bool) {
+	var s string
+	err := json.Unmarshal(q, &s)
+	return s, err == nil
 }
 
 func skipSpace(b []byte, i int) int {

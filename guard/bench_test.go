@@ -53,6 +53,7 @@ func benchRun(b *testing.B, h invoker.Handler, call invoker.Call) {
 // the same bytes, so the arg policy's cache of passed arguments serves it,
 // and the same call id and attempt, so the in-memory evidence ledger keeps
 // the first record (BenchmarkChainDistinct is the case without repeats).
+// read-uncached turns the arg policy's cache off.
 func BenchmarkDefaultChain(b *testing.B) {
 	read, write := benchTools(b)
 	readCall := invoker.Call{ID: "c1", Name: read.Name, Args: benchArgs, Tool: read, Run: "run-1", Round: 1}
@@ -62,6 +63,10 @@ func BenchmarkDefaultChain(b *testing.B) {
 	})
 	b.Run("read", func(b *testing.B) {
 		opts := guard.Options{FingerprintLimit: math.MaxInt}
+		benchRun(b, invoker.Chain(invoker.New(nil), guard.Default(&opts)...), readCall)
+	})
+	b.Run("read-uncached", func(b *testing.B) {
+		opts := guard.Options{FingerprintLimit: math.MaxInt, ArgCache: -1}
 		benchRun(b, invoker.Chain(invoker.New(nil), guard.Default(&opts)...), readCall)
 	})
 	b.Run("write-reused", func(b *testing.B) {
@@ -141,8 +146,9 @@ func benchCycle(b *testing.B, h invoker.Handler, c *cycler, call invoker.Call) {
 // whole default chain, against the bare default invoker. Every call has its
 // own call id; runs hold callsPerRun calls. The arguments are the same
 // bytes ({}) every time, as a model sends them for a tool without
-// parameters, so a cache of validated arguments serves every call after
-// the first: that is the honest figure for this tool.
+// parameters, so the arg policy's cache of passed arguments serves every
+// call after the first: that is the honest figure for this tool;
+// chain-uncached turns the cache off to show what it saves.
 func BenchmarkChainNoop(b *testing.B) {
 	noop := &tool.Tool{
 		Name:        "noop",
@@ -158,11 +164,16 @@ func BenchmarkChainNoop(b *testing.B) {
 	b.Run("invoker-only", func(b *testing.B) {
 		benchCycle(b, invoker.New(nil), newCycler(nil, nil), call)
 	})
-	b.Run("chain", func(b *testing.B) {
-		ledger := evidence.NewMemory()
-		opts := guard.Options{Ledger: ledger, FingerprintLimit: math.MaxInt}
-		benchCycle(b, invoker.Chain(invoker.New(nil), guard.Default(&opts)...), newCycler(ledger, nil), call)
-	})
+	for _, c := range []struct {
+		name  string
+		cache int
+	}{{"chain", 0}, {"chain-uncached", -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			ledger := evidence.NewMemory()
+			opts := guard.Options{Ledger: ledger, FingerprintLimit: math.MaxInt, ArgCache: c.cache}
+			benchCycle(b, invoker.Chain(invoker.New(nil), guard.Default(&opts)...), newCycler(ledger, nil), call)
+		})
+	}
 }
 
 // distinctArgs writes the arguments of call n: the same two-argument

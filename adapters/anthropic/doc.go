@@ -1,0 +1,78 @@
+// Package anthropic is a [react.Model] on the Anthropic Messages API,
+// built on the official SDK (github.com/anthropics/anthropic-sdk-go/v2).
+//
+// It lives in its own Go module, so importing the reactguard core never
+// pulls in an SDK:
+//
+//	go get github.com/reactguard/reactguard/adapters/anthropic
+//
+// The package name is anthropic, like the SDK's; import one of them under
+// another name:
+//
+//	import (
+//		sdk "github.com/anthropics/anthropic-sdk-go/v2"
+//		"github.com/anthropics/anthropic-sdk-go/v2/option"
+//		"github.com/reactguard/reactguard/adapters/anthropic"
+//	)
+//
+//	client := sdk.NewClient(option.WithAPIKey(os.Getenv("ANTHROPIC_API_KEY")))
+//	model := anthropic.New(client, "claude-haiku-4-5", &anthropic.Options{MaxTokens: 2048})
+//	loop, err := react.New(react.Config{Model: model, Tools: catalog})
+//
+// # Conversion
+//
+// Each [Model.Generate] is one Messages API request:
+//
+//   - every system message of the history becomes a block of the
+//     top-level "system", in order (the API has no system role);
+//   - a user message becomes a text block of a user message;
+//   - an assistant message becomes an assistant message with its text and
+//     one tool_use block per tool call; arguments that are not a JSON
+//     object (possible only in a history recorded with another model) are
+//     sent as {}, since the API requires an object;
+//   - a tool message becomes a tool_result block with the call's
+//     tool_use_id, the text, and is_error from [react.Message.IsError]
+//     (true for every outcome but SUCCESS).
+//
+// Blocks of the same role in a row form one message, so all the results
+// of an assistant turn travel in ONE user message, tool_result blocks
+// first, as the API requires; empty texts are left out (the API refuses
+// empty text blocks). Tool specs become custom tools whose input_schema is
+// the spec's schema, members kept verbatim; an empty schema means no
+// parameters, and a schema whose type is not "object" is refused.
+//
+// The response's text blocks, concatenated, are the [react.Response] text
+// (citations split one sentence over several blocks); its tool_use blocks
+// are the tool calls, in order, parallel calls included, inputs exactly as
+// the API sent them. Thinking and server-tool blocks are ignored: extended
+// thinking with tool use, which needs the thinking blocks sent back, is
+// not supported.
+//
+// # Errors
+//
+// Every failure of Generate is an [*Error] whose [Kind] says why: 429 or a
+// rate_limit_error body → [KindRateLimited] (with [Error.RetryAfter] from
+// retry-after-ms or retry-after), 529, 503 or an overloaded_error body →
+// [KindOverloaded], other 5xx → [KindServer], 401/403 → [KindAuth], other
+// 4xx or a request never sent (the adapter or the SDK refused to build it)
+// → [KindRequest], no HTTP response (refused or reset connection, DNS) →
+// [KindUnreachable], a deadline → [KindTimeout], cancellation →
+// [KindCanceled], a 2xx body that is not a message → [KindMalformed]. The
+// cause stays in the chain: errors.As with the SDK's *anthropic.Error and
+// errors.Is with context.DeadlineExceeded keep working. These are
+// model-side failures: the loop returns them to the host with a resumable
+// snapshot and never turns them into a tool outcome.
+//
+// # Retries
+//
+// The SDK retries failed requests twice by default. This adapter sets the
+// SDK's retries to [Options.MaxRetries], 0 by default: a failure reaches
+// the host at once, and the host, which holds the snapshot, decides
+// whether to wait ([Kind.Retryable], [Error.RetryAfter]) and resume. Set
+// MaxRetries to let the SDK retry inside one Generate instead.
+//
+// # Concurrency
+//
+// A [Model] holds no conversation state and is safe for concurrent use.
+// Generate reads its request and never modifies it.
+package anthropic

@@ -1,0 +1,126 @@
+package anthropic
+
+import (
+	"context"
+	"net/http"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/reactguard/reactguard/react"
+)
+
+// DefaultMaxTokens is the max_tokens of a request when
+// [Options.MaxTokens] is 0.
+const DefaultMaxTokens = 4096
+
+// Options configures a [Model]. The zero value (and nil) means defaults.
+type Options struct {
+	// MaxTokens bounds the tokens of one model turn (max_tokens, which the
+	// API requires); 0 means [DefaultMaxTokens]. The SDK refuses a
+	// non-streaming request it expects to take over 10 minutes (about
+	// 21,000 tokens) unless RequestOptions sets option.WithRequestTimeout.
+	MaxTokens int64
+	// Temperature is the sampling temperature; nil leaves it to the API.
+	Temperature *float64
+	// MaxRetries is how many times the SDK itself retries a failed request
+	// (429, 529, 5xx, connection errors) before Generate returns. The
+	// default 0 disables the SDK's retries: a failure reaches the host at
+	// once, with [Error.RetryAfter] set, and the host decides whether to
+	// wait and resume the loop's snapshot. (The SDK's own default is 2
+	// retries.) Negative values count as 0.
+	MaxRetries int
+	// RequestOptions are appended to every request after the adapter's
+	// own options, e.g. option.WithHeader("anthropic-beta", ...) or
+	// option.WithRequestTimeout.
+	RequestOptions []option.RequestOption
+}
+
+// Model is a [react.Model] backed by the Anthropic Messages API.
+//
+// A Model is immutable after [New] and safe for concurrent use by many
+// loops; it holds no conversation state.
+type Model struct {
+	client sdk.Client
+	model  string
+	opts   Options
+}
+
+var _ react.Model = (*Model)(nil)
+
+// New returns a Model that sends requests through client to the named
+// model (e.g. "claude-sonnet-4-5"). opts may be nil.
+//
+// New panics if model is empty: that is a programming error.
+func New(client sdk.Client, model string, opts *Options) *Model {
+	if model == "" {
+		panic("anthropic: New with an empty model name")
+	}
+	m := &Model{client: client, model: model}
+	if opts != nil {
+		m.opts = *opts
+		m.opts.RequestOptions = append([]option.RequestOption(nil), opts.RequestOptions...)
+	}
+	if m.opts.MaxTokens <= 0 {
+		m.opts.MaxTokens = DefaultMaxTokens
+	}
+	m.opts.MaxRetries = max(m.opts.MaxRetries, 0)
+	return m
+}
+
+// Name returns the model name requests are sent with.
+func (m *Model) Name() string { return m.model }
+
+// Generate sends the history and tool specs as one Messages API request
+// and returns the model's text and tool_use blocks. Tool inputs are
+// returned exactly as the API sent them.
+//
+// Every failure is an [*Error]: HTTP errors (overloaded 529 included),
+// transport errors, deadlines, and responses that do not decode or carry
+// no content. Generate never turns a model-side failure into a tool
+// outcome. req is not modified.
+func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return react.Response{}, &Error{Kind: KindRequest, Err: err}
+	}
+	var resp *http.Response
+	opts := make([]option.RequestOption, 0, 3+len(m.opts.RequestOptions))
+	opts = append(opts, option.WithMaxRetries(m.opts.MaxRetries), option.WithResponseInto(&resp))
+	if m.opts.Temperature != nil {
+		opts = append(opts, option.WithJSONSet("temperature", *m.opts.Temperature))
+	}
+	opts = append(opts, m.opts.RequestOptions...)
+	msg, err := m.client.Messages.New(ctx, params, opts...)
+	if err != nil {
+		return react.Response{}, classify(err, resp)
+	}
+	out, err := fromMessage(msg)
+	if err != nil {
+		e := &Error{Kind: KindMalformed, Err: err}
+		if resp != nil {
+			e.StatusCode = resp.StatusCode
+		}
+		return react.Response{}, e
+	}
+	return out, nil
+}
+
+// params builds the request body.
+func (m *Model) params(req react.Request) (sdk.MessageNewParams, error) {
+	system, msgs, err := toMessages(req.Messages)
+	if err != nil {
+		return sdk.MessageNewParams{}, err
+	}
+	tools, err := toTools(req.Tools)
+	if err != nil {
+		return sdk.MessageNewParams{}, err
+	}
+	return sdk.MessageNewParams{
+		Model:     m.model,
+		MaxTokens: m.opts.MaxTokens,
+		System:    system,
+		Messages:  msgs,
+		Tools:     tools,
+	}, nil
+}

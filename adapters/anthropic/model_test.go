@@ -1,0 +1,220 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/adapters/anthropic"
+	"github.com/reactguard/reactguard/react"
+)
+
+var siteTools = []react.ToolSpec{
+	{
+		Name:        "site_get",
+		Description: "Read one site by id.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"site_id":{"type":"string"}},"required":["site_id"],"additionalProperties":false}`),
+	},
+	{
+		Name:        "site_publish",
+		Description: "Publish a site. Requires approval.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"site_id":{"type":"string"},"max_pages":{"type":"integer","maximum":12}},"required":["site_id"],"$defs":{"x":{"type":"string"}}}`),
+	},
+	{Name: "builtin_node_finish", Description: "Finish the node."},
+}
+
+func TestGenerateSendsHistoryAndTools(t *testing.T) {
+	s := newServer(t, reply{file: "message_text.json"})
+	temp := 0.2
+	m := newModel(t, s, &anthropic.Options{Temperature: &temp, MaxTokens: 1024})
+
+	history := []react.Message{
+		{Role: react.RoleSystem, Content: "You build small websites."},
+		{Role: react.RoleUser, Content: "Publish the bakery site."},
+		{Role: react.RoleAssistant, Content: "Reading it first.", ToolCalls: []react.ToolCall{
+			{ID: "toolu_1", Name: "site_get", Args: json.RawMessage(`{"site_id":"bakery"}`)},
+			{ID: "toolu_2", Name: "site_publish", Args: json.RawMessage(`{"site_id":"bakery"}`)},
+		}},
+		{Role: react.RoleTool, ToolCallID: "toolu_1", ToolName: "site_get", Content: `{"id":"bakery","pages":3}`},
+		{Role: react.RoleTool, ToolCallID: "toolu_2", ToolName: "site_publish", IsError: true,
+			Content: "site_publish needs approval. Next: call builtin_node_approval for site_publish."},
+		{Role: react.RoleAssistant, ToolCalls: []react.ToolCall{
+			{ID: "toolu_3", Name: "site_publish", Args: json.RawMessage(`{"site_id": "bakery" `)},
+			{ID: "toolu_4", Name: "site_get", Args: json.RawMessage(`["bakery"]`)},
+		}},
+		{Role: react.RoleTool, ToolCallID: "toolu_3", ToolName: "site_publish", IsError: true, Content: "arguments are not valid JSON. Next: send a JSON object."},
+		{Role: react.RoleTool, ToolCallID: "toolu_4", ToolName: "site_get", IsError: true, Content: "skipped. Next: call it again if still needed."},
+		{Role: react.RoleAssistant, Content: "Done."},
+		{Role: react.RoleUser, Content: "Thanks."},
+	}
+	got, err := m.Generate(context.Background(), react.Request{Messages: history, Tools: siteTools})
+	require.NoError(t, err)
+	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery."}, got)
+
+	assert.JSONEq(t, `"claude-sonnet-4-5"`, s.field(0, "model"))
+	assert.JSONEq(t, `1024`, s.field(0, "max_tokens"))
+	assert.JSONEq(t, `0.2`, s.field(0, "temperature"))
+	assert.JSONEq(t, `[{"type":"text","text":"You build small websites."}]`, s.field(0, "system"))
+	assert.JSONEq(t, `[
+		{"role":"user","content":[{"type":"text","text":"Publish the bakery site."}]},
+		{"role":"assistant","content":[
+			{"type":"text","text":"Reading it first."},
+			{"type":"tool_use","id":"toolu_1","name":"site_get","input":{"site_id":"bakery"}},
+			{"type":"tool_use","id":"toolu_2","name":"site_publish","input":{"site_id":"bakery"}}]},
+		{"role":"user","content":[
+			{"type":"tool_result","tool_use_id":"toolu_1","is_error":false,"content":[{"type":"text","text":"{\"id\":\"bakery\",\"pages\":3}"}]},
+			{"type":"tool_result","tool_use_id":"toolu_2","is_error":true,"content":[{"type":"text","text":"site_publish needs approval. Next: call builtin_node_approval for site_publish."}]}]},
+		{"role":"assistant","content":[
+			{"type":"tool_use","id":"toolu_3","name":"site_publish","input":{}},
+			{"type":"tool_use","id":"toolu_4","name":"site_get","input":{}}]},
+		{"role":"user","content":[
+			{"type":"tool_result","tool_use_id":"toolu_3","is_error":true,"content":[{"type":"text","text":"arguments are not valid JSON. Next: send a JSON object."}]},
+			{"type":"tool_result","tool_use_id":"toolu_4","is_error":true,"content":[{"type":"text","text":"skipped. Next: call it again if still needed."}]}]},
+		{"role":"assistant","content":[{"type":"text","text":"Done."}]},
+		{"role":"user","content":[{"type":"text","text":"Thanks."}]}
+	]`, s.field(0, "messages"))
+	assert.JSONEq(t, `[
+		{"name":"site_get","description":"Read one site by id.","input_schema":
+			{"type":"object","properties":{"site_id":{"type":"string"}},"required":["site_id"],"additionalProperties":false}},
+		{"name":"site_publish","description":"Publish a site. Requires approval.","input_schema":
+			{"type":"object","properties":{"site_id":{"type":"string"},"max_pages":{"type":"integer","maximum":12}},"required":["site_id"],"$defs":{"x":{"type":"string"}}}},
+		{"name":"builtin_node_finish","description":"Finish the node.","input_schema":{"type":"object","properties":{}}}
+	]`, s.field(0, "tools"))
+}
+
+func TestGenerateGroupsResultsAndLiftsSystem(t *testing.T) {
+	s := newServer(t, reply{file: "message_text.json"})
+	m := newModel(t, s, nil)
+	history := []react.Message{
+		{Role: react.RoleSystem, Content: "rules"},
+		{Role: react.RoleUser, Content: "Publish."},
+		{Role: react.RoleAssistant, ToolCalls: []react.ToolCall{
+			{ID: "a", Name: "site_get", Args: json.RawMessage(`{}`)},
+			{ID: "b", Name: "site_get", Args: json.RawMessage(`{}`)},
+		}},
+		{Role: react.RoleTool, ToolCallID: "a", Content: "A"},
+		{Role: react.RoleSystem, Content: "hint"},
+		{Role: react.RoleUser, Content: "also this"},
+		{Role: react.RoleTool, ToolCallID: "b", Content: ""},
+		{Role: react.RoleAssistant, Content: ""},
+		{Role: react.RoleUser, Content: ""},
+	}
+	_, err := m.Generate(context.Background(), react.Request{Messages: history})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"type":"text","text":"rules"},{"type":"text","text":"hint"}]`, s.field(0, "system"),
+		"every system message goes to the top-level system, in order")
+	assert.JSONEq(t, `[
+		{"role":"user","content":[{"type":"text","text":"Publish."}]},
+		{"role":"assistant","content":[
+			{"type":"tool_use","id":"a","name":"site_get","input":{}},
+			{"type":"tool_use","id":"b","name":"site_get","input":{}}]},
+		{"role":"user","content":[
+			{"type":"tool_result","tool_use_id":"a","is_error":false,"content":[{"type":"text","text":"A"}]},
+			{"type":"tool_result","tool_use_id":"b","is_error":false},
+			{"type":"text","text":"also this"}]}
+	]`, s.field(0, "messages"), "all results of a turn in one user message, tool_result blocks first; empty texts and empty messages dropped")
+	assert.Equal(t, react.RoleSystem, history[4].Role, "Generate must not change the caller's history")
+	reqs := s.requests()
+	assert.NotContains(t, reqs[0], "tools", "no tools → no tools field")
+	assert.NotContains(t, reqs[0], "temperature", "nil Temperature → API default")
+	assert.JSONEq(t, `4096`, s.field(0, "max_tokens"), "MaxTokens 0 → DefaultMaxTokens")
+}
+
+func TestGenerateParsesResponses(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		want   react.Response
+		reason string
+	}{
+		{
+			name: "text", file: "message_text.json",
+			want:   react.Response{Text: "The site is published at https://example.test/bakery."},
+			reason: "a plain answer is text only",
+		},
+		{
+			name: "parallel tool use", file: "message_parallel_tool_use.json",
+			want: react.Response{Text: "Let me look at both sites.", ToolCalls: []react.ToolCall{
+				{ID: "toolu_01A09q90qw90lq917835lq9", Name: "site_get", Args: json.RawMessage(`{"site_id": "bakery"}`)},
+				{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "site_get", Args: json.RawMessage(`{"site_id": "florist"}`)},
+			}},
+			reason: "every tool_use block comes back in order, input verbatim",
+		},
+		{
+			name: "thinking and citations", file: "message_thinking_and_citations.json",
+			want:   react.Response{Text: "The bakery site is at https://example.test/bakery."},
+			reason: "text blocks are concatenated as the API documents for citations; thinking is not text",
+		},
+		{
+			name: "empty content", file: "message_empty.json",
+			want:   react.Response{},
+			reason: "an empty turn is a turn without tool calls, for the loop to count",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, reply{file: tt.file})
+			got, err := newModel(t, s, nil).Generate(context.Background(), react.Request{
+				Messages: []react.Message{{Role: react.RoleUser, Content: "go"}},
+				Tools:    siteTools,
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "Generate(%s) = %+v; want %+v (%s)", tt.file, got, tt.want, tt.reason)
+		})
+	}
+}
+
+func TestMaxRetriesReachesTheSDK(t *testing.T) {
+	s := newServer(t,
+		reply{status: 529, file: "error_overloaded.json", header: map[string]string{"Retry-After-Ms": "1"}},
+		reply{file: "message_text.json"},
+	)
+	got, err := newModel(t, s, &anthropic.Options{MaxRetries: 1}).Generate(context.Background(),
+		react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}})
+	require.NoError(t, err)
+	assert.NotEmpty(t, got.Text)
+	assert.Len(t, s.requests(), 2, "MaxRetries 1 allows one retry")
+}
+
+func TestRequestOptionsAreApplied(t *testing.T) {
+	s := newServer(t, reply{file: "message_text.json"})
+	m := newModel(t, s, &anthropic.Options{RequestOptions: []option.RequestOption{option.WithJSONSet("tool_choice", map[string]any{"type": "any"})}})
+	_, err := m.Generate(context.Background(), react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"any"}`, s.field(0, "tool_choice"))
+}
+
+func TestNewPanicsWithoutModelName(t *testing.T) {
+	assert.PanicsWithValue(t, "anthropic: New with an empty model name", func() {
+		anthropic.New(client(t, "http://127.0.0.1:1/"), "", nil)
+	})
+}
+
+func TestName(t *testing.T) {
+	m := anthropic.New(client(t, "http://127.0.0.1:1/"), "claude-haiku-4-5", nil)
+	assert.Equal(t, "claude-haiku-4-5", m.Name())
+}
+
+func TestGenerateConcurrent(t *testing.T) {
+	replies := make([]reply, 8)
+	for i := range replies {
+		replies[i] = reply{file: "message_parallel_tool_use.json"}
+	}
+	s := newServer(t, replies...)
+	m := newModel(t, s, nil)
+	req := react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}, Tools: siteTools}
+	errs := make(chan error, len(replies))
+	for range replies {
+		go func() {
+			_, err := m.Generate(context.Background(), req)
+			errs <- err
+		}()
+	}
+	for range replies {
+		require.NoError(t, <-errs)
+	}
+}

@@ -52,8 +52,9 @@
 // Every failure of Generate is an [*Error] whose [Kind] says why: 429 →
 // [KindRateLimited] (with [Error.RetryAfter] from retry-after-ms or
 // retry-after), 503 → [KindOverloaded], other 5xx → [KindServer], 401/403
-// → [KindAuth], other 4xx → [KindRequest], no HTTP response (refused or
-// reset connection, DNS) → [KindUnreachable], a deadline → [KindTimeout],
+// → [KindAuth], other 4xx or a request never sent (the adapter or the SDK
+// refused to build it) → [KindRequest], no HTTP response (refused or reset
+// connection, DNS) → [KindUnreachable], a deadline → [KindTimeout],
 // cancellation → [KindCanceled], a 2xx body that is not a chat completion
 // → [KindMalformed]. An error status with a non-JSON body (a proxy's HTML
 // page) is still classified by its status. The cause stays in the chain:

@@ -48,9 +48,10 @@ const (
 	// access to the model.
 	KindAuth Kind = 8
 	// KindRequest is any other HTTP 4xx (bad request, unknown model,
-	// context too long), or a request the adapter could not build (a tool
-	// whose input schema is not a JSON object). Sending it again unchanged
-	// fails again.
+	// context too long), or a request that was never sent: the adapter
+	// could not build it (a tool whose input schema is not a JSON object,
+	// an unknown role) or the SDK refused it (no base URL). Sending it
+	// again unchanged fails again.
 	KindRequest Kind = 9
 
 	kindMin = KindUnknown
@@ -166,7 +167,8 @@ func KindOf(err error) Kind {
 // arrived. The order matters: context errors first (the transport wraps
 // them in *url.Error), then the SDK's API error, then an HTTP status the
 // SDK could not turn into an API error (a non-JSON error body), then
-// transport failures, then a 2xx body that did not decode.
+// transport failures, then a request refused before sending, then a 2xx
+// body that did not decode.
 func classify(err error, resp *http.Response) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -196,7 +198,9 @@ func classify(err error, resp *http.Response) *Error {
 		out.Kind = KindTimeout
 	case errors.As(err, &urlErr), errors.As(err, &netErr):
 		out.Kind = KindUnreachable
-	case resp != nil && resp.StatusCode < 300:
+	case resp == nil:
+		out.Kind = KindRequest // refused before sending: bad options or base URL
+	case resp.StatusCode < 300:
 		out.Kind = KindMalformed
 	}
 	if resp != nil && out.StatusCode >= 400 {

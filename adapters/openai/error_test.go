@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -37,7 +38,7 @@ func TestErrorRateLimited(t *testing.T) {
 	assert.Equal(t, 429, e.StatusCode)
 	assert.Equal(t, 120*time.Millisecond, e.RetryAfter, "retry-after-ms wins over retry-after")
 	assert.True(t, e.Kind.Retryable())
-	var apiErr *sdk.Error
+	var apiErr *oai.Error
 	require.ErrorAs(t, e, &apiErr, "the SDK's error stays reachable")
 	assert.Equal(t, "rate_limit_exceeded", apiErr.Code)
 	assert.Len(t, s.requests(), 1, "no SDK retries by default")
@@ -226,4 +227,11 @@ func TestKindCompleteness(t *testing.T) {
 	k := openai.KindServer
 	assert.Error(t, k.UnmarshalText([]byte("teapot")))
 	assert.Equal(t, openai.KindServer, k, "a rejected name leaves the value unchanged")
+}
+
+func TestErrorRefusedBeforeSending(t *testing.T) {
+	m := openai.New(oai.NewClient(option.WithBaseURL("http://[::1"), option.WithAPIKey("test-key")), "gpt-4.1", nil)
+	e := generateErr(t, context.Background(), m)
+	assert.Equal(t, openai.KindRequest, e.Kind, "a request the SDK cannot build: %v", e.Err)
+	assert.Zero(t, e.StatusCode)
 }

@@ -276,3 +276,44 @@ func TestLoopModelErrorKeepsSnapshot(t *testing.T) {
 	require.Len(t, s.requests(), 4)
 	assert.JSONEq(t, s.field(1, "messages"), s.field(2, "messages"), "the resumed run resends the failed turn unchanged")
 }
+
+// TestLoopTruncatedArgumentsAreClassifiedByTheCore: arguments cut off by
+// max_tokens reach the loop verbatim, the core answers ARG_JSON_INVALID
+// with a next step (not an error for the host), the next request sends
+// them back verbatim, and the run goes on and suspends with a valid
+// snapshot.
+func TestLoopTruncatedArgumentsAreClassifiedByTheCore(t *testing.T) {
+	s := newServer(t,
+		reply{file: "completion_invalid_args.json"},
+		reply{file: "loop_2_write.json"},
+		reply{file: "loop_3_approval.json"},
+	)
+	var creates atomic.Int32
+	catalog := siteCatalog(&creates)
+	publish := tool.New("site_publish", "Publish a site.", func(context.Context, createSite) (site, error) { return site{}, nil })
+	publish.Effect = tool.Write
+	require.NoError(t, catalog.Add(publish))
+	node := siteNode
+	node.Tools = append([]string{"site_publish"}, siteNode.Tools...)
+	loop, err := react.New(react.Config{
+		Model:  newModel(t, s, nil),
+		Tools:  catalog,
+		Guards: &guard.Options{},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	res, err := loop.Run(context.Background(), node, `Create a website called "Spring Sale" in the Marketing space.`)
+	require.NoError(t, err, "invalid arguments are the model's mistake, never a host error")
+	assert.Equal(t, react.Suspended, res.Status)
+	assert.NotEmpty(t, res.Snapshot)
+
+	reqs := s.requests()
+	require.Len(t, reqs, 3)
+	msgs := reqs[1]["messages"].([]any)
+	call := msgs[2].(map[string]any)["tool_calls"].([]any)[0].(map[string]any)["function"].(map[string]any)
+	assert.Equal(t, `{"site_id": "bakery", "title": "Fresh br`, call["arguments"], "the truncated arguments go back verbatim")
+	assert.Contains(t, toolContent(t, reqs[1], "call_Yq0bM2fTb5k3m0Wc8q1xQ9Zr"), "Next:", "the core classified them with a next step")
+	for i, req := range reqs {
+		assert.NoError(t, validOpenAIHistory(req), "request %d", i+1)
+	}
+}

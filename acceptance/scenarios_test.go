@@ -384,8 +384,6 @@ func TestScenario08_ApprovedWriteSucceeds(t *testing.T) {
 // so its result must be citable like an executed one: as the sourceRef of
 // an output, and as the source of a parameter.
 func TestReusedWriteResultIsEvidence(t *testing.T) {
-	t.Skip("known gap, reported: the write gate returns the reused SUCCESS without recording it in the evidence ledger, " +
-		"so builtin_output_set citing it is REJECTED OUTPUT_SOURCE_REF_UNKNOWN")
 	lw, ls, cs := siteTools(rt.Succeed("create_site", site))
 	tail := []react.Response{
 		rt.Calls(rt.Call("c4", "create_site", createArgs)),

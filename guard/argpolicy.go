@@ -184,25 +184,24 @@ func (ap *argPolicy) intercept(ctx context.Context, call invoker.Call, next invo
 		return next(ctx, call) // these bytes passed this schema before
 	}
 	var args map[string]any
-	var text string // call.Args as a string, shared by the decoded strings
 	if !isBlank(call.Args) {
-		v, s, err := decodeJSON(call.Args)
-		if err != nil {
+		var v any
+		if err := json.Unmarshal(call.Args, &v); err != nil {
 			return ap.notJSON(call, jsonDetail(err)), nil
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
 			return ap.notJSON(call, "got "+jsonKind(v)), nil
 		}
-		args, text = m, s
+		args = m
 	} else {
-		args, text = map[string]any{}, string(call.Args)
+		args = map[string]any{}
 	}
 	if rs != nil && !known {
 		if err := rs.Validate(args); err != nil {
 			return ap.schemaViolation(call, err), nil
 		}
-		ap.passed.add(rs, text)
+		ap.passed.add(rs, string(call.Args))
 	}
 	if ap.policy != nil {
 		if err := ap.policy(ctx, call, args); err != nil {

@@ -100,6 +100,7 @@ func Default(opts *Options) []invoker.Interceptor {
 			Catalog:         opts.Catalog,
 			RequireApproval: opts.RequireApproval,
 			Uncertain:       opts.Uncertain,
+			Ledger:          opts.Ledger,
 		}),
 		Retry(opts.Retry),
 		Evidence(EvidenceOptions{Ledger: opts.Ledger, MaxPayload: opts.MaxPayload, Offload: opts.Offload}),

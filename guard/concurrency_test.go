@@ -113,7 +113,10 @@ func TestWriteGate_200GoroutinesSameApprovedWrite(t *testing.T) {
 
 	recs, err := opts.Ledger.Records(ctx, "run-1")
 	require.NoError(t, err)
-	assert.Len(t, recs, 1, "one execution, one evidence record")
+	require.Len(t, recs, 1+reused, "one record of the execution, one per reuse")
+	n, _, err := opts.Ledger.Executions(ctx, "run-1", gc.Fingerprint)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "reuses are recorded, but only the execution counts as one")
 	ok, err := opts.Approvals.Consume(ctx, "run-1", gc.Fingerprint)
 	require.NoError(t, err)
 	assert.False(t, ok, "the one approval was consumed once")

@@ -47,7 +47,7 @@ type reached struct {
 func (r *reached) handle(_ context.Context, call invoker.Call) (observation.Observation, error) {
 	r.calls++
 	r.last = call
-	return observation.Success("ok", json.RawMessage(call.Args)), nil
+	return observation.Success("ok", call.Args), nil
 }
 
 // mustFingerprint is fingerprint.Of that fails the test on error.

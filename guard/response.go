@@ -207,7 +207,7 @@ func DefaultIsEmpty(result any) bool {
 		return true
 	}
 	v := reflect.ValueOf(result)
-	switch v.Kind() {
+	switch v.Kind() { //nolint:exhaustive // other kinds are never empty
 	case reflect.String, reflect.Slice, reflect.Array, reflect.Map:
 		return v.Len() == 0
 	case reflect.Pointer, reflect.Interface:

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -25,7 +27,7 @@ type UncertainFunc func(code errcode.Code) bool
 // which nobody knows whether the backend applied the write. Every other
 // failure is taken as definitive: the write did not take effect.
 func UncertainWrite(code errcode.Code) bool {
-	switch code {
+	switch code { //nolint:exhaustive // every other code is a definitive failure
 	case errcode.ToolTimeout, errcode.ToolUnreachable, errcode.ToolIOError, errcode.MCPRPCError:
 		return true
 	}
@@ -53,6 +55,14 @@ type WriteGateOptions struct {
 	// Uncertain decides which failures leave a write uncertain; nil means
 	// [UncertainWrite].
 	Uncertain UncertainFunc
+	// Ledger, when set, receives a SUCCESS record for every call answered
+	// by reusing an earlier successful write (§4 counts the reuse as a
+	// success), so the model can cite that call like any executed one
+	// (builtin_output_set's sourceRef, result provenance). [Default] passes
+	// the chain's evidence ledger. The record has no fingerprint: a reuse
+	// is not an execution and does not count towards the fingerprint
+	// guard's limit. Nil records nothing.
+	Ledger evidence.Ledger
 }
 
 // WriteGate returns the write gate (see the package documentation for its
@@ -105,6 +115,7 @@ func WriteGate(opts WriteGateOptions) invoker.Interceptor {
 		cat:       opts.Catalog,
 		require:   opts.RequireApproval,
 		uncertain: opts.Uncertain,
+		evidence:  opts.Ledger,
 	}
 	if g.approvals == nil {
 		g.approvals = NewMemoryApprovals()
@@ -124,6 +135,7 @@ type writeGate struct {
 	cat       *prompt.Catalog
 	require   func(invoker.Call) bool
 	uncertain UncertainFunc
+	evidence  evidence.Ledger
 }
 
 // IdempotencyKey returns the idempotency key the write gate derives for a
@@ -174,7 +186,7 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 		}
 		switch rec.State {
 		case WriteSucceeded:
-			return g.reused(call, rec.Result), nil
+			return g.reused(ctx, call, rec.Result)
 		case WriteRunning:
 			return g.inFlight(call), nil
 		case WriteUncertain:
@@ -195,8 +207,8 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	if g.require == nil || g.require(call) {
 		ok, err := g.approvals.Consume(ctx, call.Run, fp)
 		if err != nil {
-			g.release(ctx, call, key)
-			return observation.Observation{}, fmt.Errorf("guard: write gate: consume approval: %w", err)
+			return observation.Observation{}, errors.Join(
+				fmt.Errorf("guard: write gate: consume approval: %w", err), g.release(ctx, call, key))
 		}
 		if !ok {
 			if err := g.release(ctx, call, key); err != nil {
@@ -228,7 +240,7 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, 
 	done = true
 	if err != nil {
 		if ferr := g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain}); ferr != nil {
-			return observation.Observation{}, fmt.Errorf("%w (and recording the write as uncertain failed: %v)", err, ferr)
+			return observation.Observation{}, errors.Join(err, fmt.Errorf("guard: write gate: recording the write as uncertain: %w", ferr))
 		}
 		return observation.Observation{}, err
 	}
@@ -276,7 +288,8 @@ func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool,
 		if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteSucceeded, Result: raw}); err != nil {
 			return observation.Observation{}, false, fmt.Errorf("guard: write gate: record verified %q: %w", key, err)
 		}
-		return g.reused(call, raw), false, nil
+		obs, err := g.reused(ctx, call, raw)
+		return obs, false, err
 	case tool.WriteNotApplied:
 		if err := g.release(ctx, call, key); err != nil {
 			return observation.Observation{}, false, err
@@ -306,12 +319,21 @@ func (g *writeGate) release(ctx context.Context, call invoker.Call, key string) 
 	return nil
 }
 
-func (g *writeGate) reused(call invoker.Call, result json.RawMessage) observation.Observation {
+func (g *writeGate) reused(ctx context.Context, call invoker.Call, result json.RawMessage) (observation.Observation, error) {
 	var data any
 	if len(result) > 0 {
 		data = result
 	}
-	return observation.Success(g.cat.Text(prompt.ResultWriteReused, "tool", call.Name), data)
+	if g.evidence != nil {
+		// No fingerprint: a reuse is not an execution, so the fingerprint
+		// guard does not count it (evidence.Record.Fingerprint).
+		r := evidence.Record{CallID: call.ID, Tool: call.Name,
+			Outcome: outcome.Success, Payload: encodePayload(data), Attempt: max(call.Attempt, 1), Round: call.Round}
+		if err := g.evidence.Append(ctx, call.Run, r); err != nil {
+			return observation.Observation{}, fmt.Errorf("guard: write gate: record reused write of call %q: %w", call.ID, err)
+		}
+	}
+	return observation.Success(g.cat.Text(prompt.ResultWriteReused, "tool", call.Name), data), nil
 }
 
 func (g *writeGate) inFlight(call invoker.Call) observation.Observation {

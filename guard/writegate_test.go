@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/fingerprint"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
@@ -665,4 +666,41 @@ func TestWriteGate_ResultStoredAsJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A reused write is a SUCCESS (§4), so it is recorded as evidence under the
+// new call id — citable by builtin_output_set and result provenance — but
+// not as an execution: it never counts towards the fingerprint limit.
+func TestWriteGate_ReusedWriteRecordedAsEvidenceNotExecution(t *testing.T) {
+	ctx := context.Background()
+	opts := &guard.Options{RequireApproval: func(invoker.Call) bool { return false }}
+	var runs atomic.Int32
+	w := &tool.Tool{Name: "create_site", InputSchema: &jsonschema.Schema{Type: "object"}, Effect: tool.Write,
+		Func: func(context.Context, tool.Request) (any, error) {
+			runs.Add(1)
+			return map[string]string{"site_id": "s-9"}, nil
+		}}
+	tool.MustCatalog(w) // resolves the schema
+	h := invoker.Chain(invoker.New(nil), guard.Default(opts)...)
+	for i, id := range []string{"c1", "c2", "c3", "c4"} {
+		obs, err := h(ctx, invoker.Call{ID: id, Name: "create_site", Args: json.RawMessage(`{"name":"x"}`), Tool: w, Run: "r", Round: i + 1})
+		require.NoError(t, err)
+		require.Equal(t, outcome.Success, obs.Outcome(), "call %s: %v", id, obs)
+	}
+	assert.EqualValues(t, 1, runs.Load(), "the write ran once")
+	for _, id := range []string{"c2", "c3", "c4"} {
+		rec, ok, err := opts.Ledger.Lookup(ctx, "r", id)
+		require.NoError(t, err)
+		require.True(t, ok, "reused call %s is evidence", id)
+		assert.JSONEq(t, `{"site_id":"s-9"}`, string(rec.Payload))
+		assert.Empty(t, rec.Fingerprint, "a reuse is not an execution")
+	}
+	has, err := opts.Ledger.HasValue(ctx, "r", "create_site", "site_id", "s-9")
+	require.NoError(t, err)
+	assert.True(t, has)
+	fp, err := fingerprint.Of("create_site", json.RawMessage(`{"name":"x"}`))
+	require.NoError(t, err)
+	n, _, err := opts.Ledger.Executions(ctx, "r", fp)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "four SUCCESS answers, one execution: the fingerprint guard never trips on reuses")
 }

@@ -129,7 +129,3 @@ func TestBadFlags(t *testing.T) {
 		assert.Contains(t, errOut, tt.stderr, "sitebuilder %v stderr", tt.args)
 	}
 }
-
-func TestIsTerminal(t *testing.T) {
-	assert.False(t, isTerminal(os.NewFile(^uintptr(0), "closed")), "an unusable file is no terminal")
-}

@@ -15,6 +15,9 @@ import (
 // prefix of its error messages.
 const Name = "sitebuilder"
 
+// Synopsis lists the flags of [ParseFlags], for a program's help text.
+const Synopsis = "[-approve|-decline] [-lang en|zh] [-log] [-timeout 5m]"
+
 // DefaultTimeout is the default of the -timeout flag.
 const DefaultTimeout = 5 * time.Minute
 

@@ -111,3 +111,18 @@ func TestExit(t *testing.T) {
 		assert.Equal(t, tt.stderr, stderr.String(), "Exit(%v) stderr (%s)", tt.err, tt.reason)
 	}
 }
+
+func TestSynopsisNamesEveryFlag(t *testing.T) {
+	var usage bytes.Buffer
+	_, err := story.ParseFlags([]string{"-h"}, &usage)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	flags := 0
+	for _, line := range bytes.Split(usage.Bytes(), []byte("\n")) {
+		if name, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("-")); ok {
+			name, _, _ = bytes.Cut(name, []byte(" "))
+			assert.Contains(t, story.Synopsis, "-"+string(name), "Synopsis lacks a flag of ParseFlags")
+			flags++
+		}
+	}
+	assert.Equal(t, 5, flags, "flags in the usage of ParseFlags:\n%s", usage.String())
+}

@@ -5,21 +5,6 @@ import (
 	"net/http"
 )
 
-// Response is what an adapter could read about the HTTP response of a
-// failed call, pulled out of its SDK's error or the last response the SDK
-// saw. The zero value means no response arrived.
-type Response struct {
-	// StatusCode is the HTTP status; 0 when no response arrived.
-	StatusCode int
-	// Header is the response's header, for [RetryAfter]; nil is treated
-	// as empty.
-	Header http.Header
-	// ErrorType is the error type the body names, such as Anthropic's
-	// "overloaded_error" or "rate_limit_error"; empty when the body had
-	// none or could not be read.
-	ErrorType string
-}
-
 // statusOverloaded is the status Anthropic uses for overloaded_error.
 const statusOverloaded = 529
 
@@ -55,7 +40,11 @@ func KindOfStatus(status int, errorType string) Kind {
 
 // Classify is the one place that turns a failed model call into an
 // [*Error]. provider names the adapter; err is what the SDK returned (it
-// becomes [Error.Err]); resp is what the adapter read about the response.
+// becomes [Error.Err]); resp is the HTTP response the call got (the one
+// inside the SDK's error when there is one), nil when none arrived;
+// errorType is the error type the response body names (Anthropic's
+// "overloaded_error", ...), "" when none. Only resp's status and header are
+// read; its body is not touched.
 //
 // The rules, first match wins:
 //
@@ -78,25 +67,29 @@ func KindOfStatus(status int, errorType string) Kind {
 //
 // Classify never returns nil. A nil err still yields an *Error (with a nil
 // cause), classified by resp alone.
-func Classify(provider string, err error, resp Response) *Error {
+func Classify(provider string, err error, resp *http.Response, errorType string) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	out := &Error{Provider: provider, StatusCode: resp.StatusCode, Err: err}
+	out := &Error{Provider: provider, Err: err}
+	var h http.Header
+	if resp != nil {
+		out.StatusCode, h = resp.StatusCode, resp.Header
+	}
 	transport := transportKind(err)
 	switch {
 	case transport == Timeout || transport == Canceled:
 		out.Kind = transport
-	case resp.StatusCode >= 400:
-		out.Kind = KindOfStatus(resp.StatusCode, resp.ErrorType)
-		now, _ := http.ParseTime(resp.Header.Get("Date"))
-		out.RetryAfter = RetryAfter(resp.Header, now)
+	case out.StatusCode >= 400:
+		out.Kind = KindOfStatus(out.StatusCode, errorType)
+		now, _ := http.ParseTime(h.Get("Date"))
+		out.RetryAfter = RetryAfter(h, now)
 	case transport != Unknown:
 		out.Kind = transport
-	case resp.StatusCode == 0:
+	case out.StatusCode == 0:
 		out.Kind = Request
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	case out.StatusCode >= 200 && out.StatusCode < 300:
 		out.Kind = Malformed
 	default:
 		out.Kind = Unknown

@@ -59,52 +59,52 @@ func TestClassify(t *testing.T) {
 	tests := []struct {
 		name       string
 		err        error
-		resp       modelerr.Response
+		resp       exchange
 		want       modelerr.Kind
 		retryAfter time.Duration
 		reason     string
 	}{
-		{"rate limited", &sdkError{}, modelerr.Response{StatusCode: 429, Header: header("Retry-After-Ms", "120", "Retry-After", "1")},
+		{"rate limited", &sdkError{}, exchange{status: 429, header: header("Retry-After-Ms", "120", "Retry-After", "1")},
 			modelerr.RateLimited, 120 * time.Millisecond, "retry-after-ms wins over retry-after"},
-		{"rate limited seconds", &sdkError{}, modelerr.Response{StatusCode: 429, Header: header("Retry-After", "20")},
+		{"rate limited seconds", &sdkError{}, exchange{status: 429, header: header("Retry-After", "20")},
 			modelerr.RateLimited, 20 * time.Second, "delay-seconds"},
-		{"rate limited date", &sdkError{}, modelerr.Response{StatusCode: 429,
-			Header: header("Date", date, "Retry-After", "Wed, 21 Oct 2015 07:28:30 GMT")},
+		{"rate limited date", &sdkError{}, exchange{status: 429,
+			header: header("Date", date, "Retry-After", "Wed, 21 Oct 2015 07:28:30 GMT")},
 			modelerr.RateLimited, 30 * time.Second, "an HTTP-date is measured from the response's Date"},
-		{"date without Date", &sdkError{}, modelerr.Response{StatusCode: 429, Header: header("Retry-After", date)},
+		{"date without Date", &sdkError{}, exchange{status: 429, header: header("Retry-After", date)},
 			modelerr.RateLimited, 0, "no Date header, no reference: the date form is ignored"},
-		{"overloaded body", &sdkError{}, modelerr.Response{StatusCode: 500, ErrorType: "overloaded_error"},
+		{"overloaded body", &sdkError{}, exchange{status: 500, errType: "overloaded_error"},
 			modelerr.Overloaded, 0, "the body's type wins over the status"},
-		{"server", &sdkError{}, modelerr.Response{StatusCode: 500, Header: http.Header{}}, modelerr.Server, 0, "5xx"},
-		{"html page", errors.New("invalid character '<'"), modelerr.Response{StatusCode: 502},
+		{"server", &sdkError{}, exchange{status: 500, header: http.Header{}}, modelerr.Server, 0, "5xx"},
+		{"html page", errors.New("invalid character '<'"), exchange{status: 502},
 			modelerr.Server, 0, "an error status whose body is not JSON is classified by its status"},
-		{"auth", &sdkError{}, modelerr.Response{StatusCode: 401}, modelerr.Auth, 0, "401"},
-		{"request", &sdkError{}, modelerr.Response{StatusCode: 400}, modelerr.Request, 0, "400"},
-		{"deadline", fmt.Errorf("post: %w", context.DeadlineExceeded), modelerr.Response{}, modelerr.Timeout, 0,
+		{"auth", &sdkError{}, exchange{status: 401}, modelerr.Auth, 0, "401"},
+		{"request", &sdkError{}, exchange{status: 400}, modelerr.Request, 0, "400"},
+		{"deadline", fmt.Errorf("post: %w", context.DeadlineExceeded), exchange{}, modelerr.Timeout, 0,
 			"the caller's deadline"},
-		{"deadline over status", context.DeadlineExceeded, modelerr.Response{StatusCode: 500}, modelerr.Timeout, 0,
+		{"deadline over status", context.DeadlineExceeded, exchange{status: 500}, modelerr.Timeout, 0,
 			"a deadline hit while reading an error body is still the deadline"},
-		{"canceled", context.Canceled, modelerr.Response{}, modelerr.Canceled, 0, "the caller canceled"},
-		{"refused", refused(), modelerr.Response{}, modelerr.Unreachable, 0, "no response arrived"},
-		{"net timeout", timeoutError{}, modelerr.Response{}, modelerr.Timeout, 0, "a transport timeout"},
-		{"status over transport", refused(), modelerr.Response{StatusCode: 503}, modelerr.Overloaded, 0,
+		{"canceled", context.Canceled, exchange{}, modelerr.Canceled, 0, "the caller canceled"},
+		{"refused", refused(), exchange{}, modelerr.Unreachable, 0, "no response arrived"},
+		{"net timeout", timeoutError{}, exchange{}, modelerr.Timeout, 0, "a transport timeout"},
+		{"status over transport", refused(), exchange{status: 503}, modelerr.Overloaded, 0,
 			"a response arrived: its status decides"},
-		{"never sent", errors.New("requestconfig: bad base URL"), modelerr.Response{}, modelerr.Request, 0,
+		{"never sent", errors.New("requestconfig: bad base URL"), exchange{}, modelerr.Request, 0,
 			"no response and no transport error: the SDK refused to send"},
-		{"malformed", errors.New("unexpected end of JSON input"), modelerr.Response{StatusCode: 200}, modelerr.Malformed, 0,
+		{"malformed", errors.New("unexpected end of JSON input"), exchange{status: 200}, modelerr.Malformed, 0,
 			"a 2xx body that did not decode"},
-		{"malformed 201", errors.New("x"), modelerr.Response{StatusCode: 201}, modelerr.Malformed, 0, "any 2xx"},
-		{"redirect", errors.New("x"), modelerr.Response{StatusCode: 302}, modelerr.Unknown, 0, "a 3xx the client did not follow"},
-		{"retry-after on success", errors.New("x"), modelerr.Response{StatusCode: 200, Header: header("Retry-After", "5")},
+		{"malformed 201", errors.New("x"), exchange{status: 201}, modelerr.Malformed, 0, "any 2xx"},
+		{"redirect", errors.New("x"), exchange{status: 302}, modelerr.Unknown, 0, "a 3xx the client did not follow"},
+		{"retry-after on success", errors.New("x"), exchange{status: 200, header: header("Retry-After", "5")},
 			modelerr.Malformed, 0, "Retry-After is read only from error responses"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := modelerr.Classify("openai", tt.err, tt.resp)
+			got := modelerr.Classify("openai", tt.err, tt.resp.response(), tt.resp.errType)
 			require.NotNil(t, got)
-			assert.Equal(t, tt.want, got.Kind, "Classify(%v, %d).Kind = %s; want %s: %s", tt.err, tt.resp.StatusCode, got.Kind, tt.want, tt.reason)
+			assert.Equal(t, tt.want, got.Kind, "Classify(%v, %d).Kind = %s; want %s: %s", tt.err, tt.resp.status, got.Kind, tt.want, tt.reason)
 			assert.Equal(t, tt.retryAfter, got.RetryAfter, "Classify(%v).RetryAfter: %s", tt.err, tt.reason)
-			assert.Equal(t, tt.resp.StatusCode, got.StatusCode, "the status is kept whatever the kind")
+			assert.Equal(t, tt.resp.status, got.StatusCode, "the status is kept whatever the kind")
 			assert.Equal(t, "openai", got.Provider)
 			assert.Equal(t, tt.err, got.Err, "the cause is kept as it is")
 			assert.Equal(t, tt.want, modelerr.KindOf(got), "KindOf agrees with Classify")
@@ -115,15 +115,31 @@ func TestClassify(t *testing.T) {
 func TestClassifyKeepsAnError(t *testing.T) {
 	inner := &modelerr.Error{Provider: "anthropic", Kind: modelerr.Request, Err: errCause}
 	wrapped := fmt.Errorf("build: %w", inner)
-	got := modelerr.Classify("openai", wrapped, modelerr.Response{StatusCode: 500})
+	got := modelerr.Classify("openai", wrapped, &http.Response{StatusCode: 500}, "")
 	assert.Same(t, inner, got, "an already classified error is returned unchanged, not classified twice")
 }
 
 func TestClassifyNilError(t *testing.T) {
-	got := modelerr.Classify("openai", nil, modelerr.Response{StatusCode: 503})
+	got := modelerr.Classify("openai", nil, &http.Response{StatusCode: 503}, "")
 	require.NotNil(t, got, "Classify never returns nil")
 	assert.Equal(t, modelerr.Overloaded, got.Kind, "classified by the response alone")
 	assert.Equal(t, "openai: overloaded (HTTP 503)", got.Error())
+}
+
+// exchange is what a failed call got back: no response when status is 0.
+type exchange struct {
+	status  int
+	header  http.Header
+	errType string
+}
+
+// response returns the *http.Response of x, nil for no response. Its
+// Header may be nil: Classify must cope.
+func (x exchange) response() *http.Response {
+	if x.status == 0 {
+		return nil
+	}
+	return &http.Response{StatusCode: x.status, Header: x.header}
 }
 
 // header builds an http.Header from name, value pairs.

@@ -33,9 +33,8 @@
 //
 // # For adapters
 //
-// An adapter pulls the status, the header and the body's error type out
-// of its SDK's error into a [Response] and calls [Classify], the one place
-// where the rules live: context errors first, then the HTTP status
+// An adapter pulls the HTTP response and the body's error type out of its
+// SDK's error and calls [Classify], the one place where the rules live: context errors first, then the HTTP status
 // ([KindOfStatus]), then transport failures, then a request never sent,
 // then a 2xx body that did not decode. [RetryAfter] reads the wait from
 // Retry-After-Ms and Retry-After (seconds or HTTP-date) without reading

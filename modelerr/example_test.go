@@ -36,18 +36,18 @@ func ExampleKindOf() {
 }
 
 func ExampleClassify() {
-	// An adapter pulls status, header and the body's error type out of its
-	// SDK's error; Classify applies the shared rules.
-	h := http.Header{}
-	h.Set("Retry-After", "30")
+	// An adapter pulls the HTTP response and the body's error type out of
+	// its SDK's error; Classify applies the shared rules.
+	resp := &http.Response{StatusCode: 529, Header: http.Header{}}
+	resp.Header.Set("Retry-After", "30")
 	sdkErr := errors.New(`529 {"type":"error","error":{"type":"overloaded_error"}}`)
 
-	e := modelerr.Classify("anthropic", sdkErr, modelerr.Response{StatusCode: 529, Header: h, ErrorType: "overloaded_error"})
+	e := modelerr.Classify("anthropic", sdkErr, resp, "overloaded_error")
 	fmt.Println(e.Kind, e.Kind.Retryable(), e.RetryAfter)
 	fmt.Println(errors.Is(e, sdkErr))
 
 	// No response and no transport error: the SDK never sent the request.
-	fmt.Println(modelerr.Classify("openai", errors.New("bad base URL"), modelerr.Response{}))
+	fmt.Println(modelerr.Classify("openai", errors.New("bad base URL"), nil, ""))
 	// Output:
 	// overloaded true 30s
 	// true

@@ -50,16 +50,23 @@
 //
 // # Errors
 //
-// Every failure of Generate is an [*Error] whose [Kind] says why: 429 or a
-// rate_limit_error body → [KindRateLimited] (with [Error.RetryAfter] from
-// retry-after-ms or retry-after), 529, 503 or an overloaded_error body →
-// [KindOverloaded], other 5xx → [KindServer], 401/403 → [KindAuth], other
-// 4xx or a request never sent (the adapter or the SDK refused to build it)
-// → [KindRequest], no HTTP response (refused or reset connection, DNS) →
-// [KindUnreachable], a deadline → [KindTimeout], cancellation →
-// [KindCanceled], a 2xx body that is not a message → [KindMalformed]. The
-// cause stays in the chain: errors.As with the SDK's *anthropic.Error and
-// errors.Is with context.DeadlineExceeded keep working. These are
+// Every failure of Generate is a [*modelerr.Error], the type every model
+// adapter returns, so a host handles them all the same way:
+// [modelerr.KindOf](err) says why. This adapter only pulls the status,
+// the headers and the error type out of the SDK's *anthropic.Error (or
+// out of the last HTTP response when the SDK could not decode an error
+// body); [modelerr.Classify] applies the shared rules: 429 or a
+// rate_limit_error body → [modelerr.RateLimited] (with
+// [modelerr.Error.RetryAfter] from retry-after-ms or retry-after), 529,
+// 503 or an overloaded_error body → [modelerr.Overloaded], other 5xx →
+// [modelerr.Server], 401/403 → [modelerr.Auth], other 4xx or a request
+// never sent (the adapter or the SDK refused to build it) →
+// [modelerr.Request], no HTTP response (refused or reset connection, DNS)
+// → [modelerr.Unreachable], a deadline → [modelerr.Timeout], cancellation
+// → [modelerr.Canceled], a 2xx body that is not a message →
+// [modelerr.Malformed]. The error's message starts with "anthropic: ".
+// The cause stays in the chain: errors.As with the SDK's *anthropic.Error
+// and errors.Is with context.DeadlineExceeded keep working. These are
 // model-side failures: the loop returns them to the host with a resumable
 // snapshot and never turns them into a tool outcome.
 //
@@ -68,8 +75,9 @@
 // The SDK retries failed requests twice by default. This adapter sets the
 // SDK's retries to [Options.MaxRetries], 0 by default: a failure reaches
 // the host at once, and the host, which holds the snapshot, decides
-// whether to wait ([Kind.Retryable], [Error.RetryAfter]) and resume. Set
-// MaxRetries to let the SDK retry inside one Generate instead.
+// whether to wait ([modelerr.Kind.Retryable], [modelerr.Error.RetryAfter])
+// and resume. Set MaxRetries to let the SDK retry inside one Generate
+// instead.
 //
 // # Concurrency
 //

@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reactguard/reactguard/adapters/anthropic"
+	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -54,7 +55,7 @@ func ExampleNew() {
 	// toolu_01 list_spaces({})
 }
 
-func ExampleKindOf() {
+func ExampleModel_Generate_overloaded() {
 	srv := cannedServer(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 	defer srv.Close()
 
@@ -64,8 +65,9 @@ func ExampleKindOf() {
 	_, err := model.Generate(context.Background(), react.Request{
 		Messages: []react.Message{{Role: react.RoleUser, Content: "hi"}},
 	})
-	// A host (or loop.Run's caller) branches on the kind.
-	switch k := anthropic.KindOf(err); {
+	// A host (or loop.Run's caller) branches on the kind; every adapter
+	// returns a *modelerr.Error.
+	switch k := modelerr.KindOf(err); {
 	case k.Retryable():
 		fmt.Println("retryable:", k)
 	default:

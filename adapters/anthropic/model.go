@@ -26,9 +26,9 @@ type Options struct {
 	// MaxRetries is how many times the SDK itself retries a failed request
 	// (429, 529, 5xx, connection errors) before Generate returns. The
 	// default 0 disables the SDK's retries: a failure reaches the host at
-	// once, with [Error.RetryAfter] set, and the host decides whether to
-	// wait and resume the loop's snapshot. (The SDK's own default is 2
-	// retries.) Negative values count as 0.
+	// once, with [modelerr.Error.RetryAfter] set, and the host decides
+	// whether to wait and resume the loop's snapshot. (The SDK's own
+	// default is 2 retries.) Negative values count as 0.
 	MaxRetries int
 	// RequestOptions are appended to every request after the adapter's
 	// own options, e.g. option.WithHeader("anthropic-beta", ...) or
@@ -75,14 +75,15 @@ func (m *Model) Name() string { return m.model }
 // and returns the model's text and tool_use blocks. Tool inputs are
 // returned exactly as the API sent them.
 //
-// Every failure is an [*Error]: HTTP errors (overloaded 529 included),
-// transport errors, deadlines, and responses that do not decode or carry
-// no content. Generate never turns a model-side failure into a tool
-// outcome. req is not modified.
+// Every failure is a [*modelerr.Error] ([modelerr.KindOf] says which
+// kind): HTTP errors (overloaded 529 included), transport errors,
+// deadlines, and responses that do not decode or carry no content.
+// Generate never turns a model-side failure into a tool outcome. req is
+// not modified.
 func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return react.Response{}, &Error{Kind: KindRequest, Err: err}
+		return react.Response{}, classify(err, nil) // never sent: modelerr.Request
 	}
 	var resp *http.Response
 	opts := make([]option.RequestOption, 0, 3+len(m.opts.RequestOptions))
@@ -97,11 +98,7 @@ func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response
 	}
 	out, err := fromMessage(msg)
 	if err != nil {
-		e := &Error{Kind: KindMalformed, Err: err}
-		if resp != nil {
-			e.StatusCode = resp.StatusCode
-		}
-		return react.Response{}, e
+		return react.Response{}, classify(err, resp) // a 2xx body: modelerr.Malformed
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/reactguard/reactguard/adapters/openai"
+	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -52,7 +53,7 @@ func ExampleNew() {
 	// call_1 list_spaces({})
 }
 
-func ExampleKindOf() {
+func ExampleModel_Generate_rateLimited() {
 	srv := cannedServer(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
 	defer srv.Close()
 
@@ -62,8 +63,9 @@ func ExampleKindOf() {
 	_, err := model.Generate(context.Background(), react.Request{
 		Messages: []react.Message{{Role: react.RoleUser, Content: "hi"}},
 	})
-	// A host (or loop.Run's caller) branches on the kind.
-	switch k := openai.KindOf(err); {
+	// A host (or loop.Run's caller) branches on the kind; every adapter
+	// returns a *modelerr.Error.
+	switch k := modelerr.KindOf(err); {
 	case k.Retryable():
 		fmt.Println("retryable:", k)
 	default:

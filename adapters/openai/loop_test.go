@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/reactguard/reactguard/adapters/openai"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
 )
@@ -260,7 +260,7 @@ func TestLoopModelErrorKeepsSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	res, err := loop.Run(context.Background(), siteNode, `Create a website called "Spring Sale" in the Marketing space.`)
 	require.Error(t, err)
-	assert.Equal(t, openai.KindRateLimited, openai.KindOf(err), "Run() error = %v; want the adapter's rate limit", err)
+	assert.Equal(t, modelerr.RateLimited, modelerr.KindOf(err), "Run() error = %v; want the adapter's rate limit", err)
 	assert.Equal(t, react.Interrupted, res.Status)
 	require.NotEmpty(t, res.Snapshot)
 	for _, m := range res.Transcript {

@@ -17,10 +17,10 @@ type Options struct {
 	// MaxRetries is how many times the SDK itself retries a failed request
 	// (429, 5xx, connection errors) before Generate returns. The default
 	// 0 disables the SDK's retries: a failure reaches the host at once,
-	// with [Error.RetryAfter] set, and the host decides whether to wait
-	// and resume the loop's snapshot. (The SDK's own default is 2 retries
-	// and it may wait up to 2 minutes on a server's Retry-After.) Negative
-	// values count as 0.
+	// with [modelerr.Error.RetryAfter] set, and the host decides whether
+	// to wait and resume the loop's snapshot. (The SDK's own default is 2
+	// retries and it may wait up to 2 minutes on a server's Retry-After.)
+	// Negative values count as 0.
 	MaxRetries int
 	// RequestOptions are appended to every request after the adapter's
 	// own options, e.g. option.WithJSONSet("parallel_tool_calls", false) or
@@ -65,13 +65,14 @@ func (m *Model) Name() string { return m.model }
 // and returns the first choice's text and tool calls. Tool call arguments
 // are returned exactly as the server sent them, valid JSON or not.
 //
-// Every failure is an [*Error]: HTTP errors, transport errors, deadlines,
-// and responses that do not decode or carry no choice. Generate never
-// turns a model-side failure into a tool outcome. req is not modified.
+// Every failure is a [*modelerr.Error] ([modelerr.KindOf] says which
+// kind): HTTP errors, transport errors, deadlines, and responses that do
+// not decode or carry no choice. Generate never turns a model-side
+// failure into a tool outcome. req is not modified.
 func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
-		return react.Response{}, &Error{Kind: KindRequest, Err: err}
+		return react.Response{}, classify(err, nil) // never sent: modelerr.Request
 	}
 	var resp *http.Response
 	opts := make([]option.RequestOption, 0, 2+len(m.opts.RequestOptions))
@@ -83,11 +84,7 @@ func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response
 	}
 	out, err := fromCompletion(completion)
 	if err != nil {
-		e := &Error{Kind: KindMalformed, Err: err}
-		if resp != nil {
-			e.StatusCode = resp.StatusCode
-		}
-		return react.Response{}, e
+		return react.Response{}, classify(err, resp) // a 2xx body: modelerr.Malformed
 	}
 	return out, nil
 }

@@ -169,3 +169,36 @@ func (c *manualDeadline) Err() error {
 	}
 }
 func (c *manualDeadline) expire() { c.once.Do(func() { close(c.done) }) }
+
+// stopBy says how the caller ends a request that the server holds.
+type stopBy int
+
+const (
+	stopNever    stopBy = iota // the server answers
+	stopDeadline               // the deadline expires once the request arrived
+	stopCancel                 // the caller cancels once the request arrived
+)
+
+// context returns the context to call s with. For stopDeadline and
+// stopCancel a goroutine ends it as soon as s has received the request, so
+// no test waits on the wall clock.
+func (b stopBy) context(s *fakeServer) context.Context {
+	switch b {
+	case stopDeadline:
+		ctx := newManualDeadline()
+		go func() {
+			<-s.arrived
+			ctx.expire()
+		}()
+		return ctx
+	case stopCancel:
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-s.arrived
+			cancel()
+		}()
+		return ctx
+	case stopNever:
+	}
+	return context.Background()
+}

@@ -3,7 +3,6 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -14,88 +13,57 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/adapters/anthropic"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/react"
 )
 
-var hello = react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}, Tools: siteTools}
-
-// generateErr runs one Generate of req and returns its *modelerr.Error.
-func generateErr(t *testing.T, ctx context.Context, m *anthropic.Model, req react.Request) *modelerr.Error {
-	t.Helper()
-	got, err := m.Generate(ctx, req)
-	require.Error(t, err, "Generate() = %+v, nil; want an error", got)
-	assert.Equal(t, react.Response{}, got, "a failed Generate returns no partial turn")
-	var e *modelerr.Error
-	require.ErrorAs(t, err, &e)
-	return e
-}
-
-// TestErrorResponses: every failure the server causes reaches the host
-// as a classified *modelerr.Error, never as a partial turn. The status,
-// headers and error type come out of the SDK's real error.
+// TestErrorResponses: every failure the Messages API causes (its
+// error bodies, its 529) reaches the host as a classified
+// *modelerr.Error; the status, headers and error type come out of the
+// SDK's real error.
 func TestErrorResponses(t *testing.T) {
-	tests := []struct {
-		name   string
-		reply  reply
-		stop   stopBy         // how the caller ends a hanging request
-		want   modelerr.Error // Kind, StatusCode and RetryAfter are compared
-		reason string
-	}{
-		{"rate limited", reply{status: 429, file: "error_rate_limit.json", header: map[string]string{"Retry-After": "20"}},
-			stopNever, modelerr.Error{Kind: modelerr.RateLimited, StatusCode: 429, RetryAfter: 20 * time.Second},
-			"Anthropic's retry-after in seconds reaches the shared rules"},
-		{"rate limited until a date", reply{status: 429, file: "error_rate_limit.json", header: map[string]string{
+	adapter.RunErrorCases(t, hello, []chattest.ErrorCase{
+		{Name: "rate limited", Reply: reply{Status: 429, File: "error_rate_limit.json", Header: map[string]string{"Retry-After": "20"}},
+			Want:   modelerr.Error{Kind: modelerr.RateLimited, StatusCode: 429, RetryAfter: 20 * time.Second},
+			Reason: "Anthropic's retry-after in seconds reaches the shared rules"},
+		{Name: "rate limited until a date", Reply: reply{Status: 429, File: "error_rate_limit.json", Header: map[string]string{
 			"Date": "Wed, 21 Oct 2015 07:28:00 GMT", "Retry-After": "Wed, 21 Oct 2015 07:29:00 GMT"}},
-			stopNever, modelerr.Error{Kind: modelerr.RateLimited, StatusCode: 429, RetryAfter: time.Minute},
-			"an HTTP-date is measured from the response's own Date header"},
-		{"rate limit by type", reply{status: 400, body: `{"type":"error","error":{"type":"rate_limit_error","message":"Too many tokens"}}`},
-			stopNever, modelerr.Error{Kind: modelerr.RateLimited, StatusCode: 400},
-			"the SDK error's type reaches the shared rules: rate_limit_error wins over 400"},
-		{"api error", reply{status: 500, file: "error_api.json"},
-			stopNever, modelerr.Error{Kind: modelerr.Server, StatusCode: 500}, "5xx, no wait asked"},
-		{"overloaded", reply{status: 529, file: "error_overloaded.json"},
-			stopNever, modelerr.Error{Kind: modelerr.Overloaded, StatusCode: 529}, "Anthropic's overloaded status"},
-		{"overloaded by type", reply{status: 500, file: "error_overloaded.json"},
-			stopNever, modelerr.Error{Kind: modelerr.Overloaded, StatusCode: 500},
-			"overloaded_error in the body wins over the status"},
-		{"gateway HTML", reply{status: 502, file: "error_gateway.html", ctype: "text/html"},
-			stopNever, modelerr.Error{Kind: modelerr.Server, StatusCode: 502},
-			"a proxy's HTML error page still classifies by its status"},
-		{"auth", reply{status: 401, file: "error_auth.json"},
-			stopNever, modelerr.Error{Kind: modelerr.Auth, StatusCode: 401}, "a bad key"},
-		{"invalid request", reply{status: 400, file: "error_invalid_request.json"},
-			stopNever, modelerr.Error{Kind: modelerr.Request, StatusCode: 400}, "the same request fails again"},
-		{"cut-off body", reply{body: `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":`},
-			stopNever, modelerr.Error{Kind: modelerr.Malformed, StatusCode: 200}, "a 2xx body that does not decode"},
-		{"not JSON", reply{body: "<html>captive portal</html>", ctype: "text/html"},
-			stopNever, modelerr.Error{Kind: modelerr.Malformed, StatusCode: 200}, "a captive portal answers 200"},
-		{"no content", reply{body: `{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":"end_turn"}`},
-			stopNever, modelerr.Error{Kind: modelerr.Malformed, StatusCode: 200}, "a message without content is no answer"},
-		{"deadline", reply{hang: true},
-			stopDeadline, modelerr.Error{Kind: modelerr.Timeout}, "the caller's deadline while the server holds the request"},
-		{"canceled", reply{hang: true},
-			stopCancel, modelerr.Error{Kind: modelerr.Canceled}, "the caller canceled while the server holds the request"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, tt.reply)
-			ctx := tt.stop.context(s)
-			e := generateErr(t, ctx, newModel(t, s, nil), hello)
-			got := modelerr.Error{Kind: e.Kind, StatusCode: e.StatusCode, RetryAfter: e.RetryAfter}
-			assert.Equal(t, tt.want, got, "Generate() = %v; want %s, HTTP %d, wait %v: %s", e, tt.want.Kind, tt.want.StatusCode, tt.want.RetryAfter, tt.reason)
-			assert.Equal(t, "anthropic", e.Provider)
-			if err := ctx.Err(); err != nil {
-				assert.ErrorIs(t, e, err, "errors.Is sees the context's error through *modelerr.Error")
-			}
-			assert.Len(t, s.requests(), 1, "no SDK retries by default")
-		})
-	}
+			Want:   modelerr.Error{Kind: modelerr.RateLimited, StatusCode: 429, RetryAfter: time.Minute},
+			Reason: "an HTTP-date is measured from the response's own Date header"},
+		{Name: "rate limit by type", Reply: reply{Status: 400, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Too many tokens"}}`},
+			Want:   modelerr.Error{Kind: modelerr.RateLimited, StatusCode: 400},
+			Reason: "the SDK error's type reaches the shared rules: rate_limit_error wins over 400"},
+		{Name: "api error", Reply: reply{Status: 500, File: "error_api.json"},
+			Want: modelerr.Error{Kind: modelerr.Server, StatusCode: 500}, Reason: "5xx, no wait asked"},
+		{Name: "overloaded", Reply: reply{Status: 529, File: "error_overloaded.json"},
+			Want: modelerr.Error{Kind: modelerr.Overloaded, StatusCode: 529}, Reason: "Anthropic's overloaded status"},
+		{Name: "overloaded by type", Reply: reply{Status: 500, File: "error_overloaded.json"},
+			Want:   modelerr.Error{Kind: modelerr.Overloaded, StatusCode: 500},
+			Reason: "overloaded_error in the body wins over the status"},
+		{Name: "gateway HTML", Reply: reply{Status: 502, File: "error_gateway.html", ContentType: "text/html"},
+			Want:   modelerr.Error{Kind: modelerr.Server, StatusCode: 502},
+			Reason: "a proxy's HTML error page still classifies by its status"},
+		{Name: "auth", Reply: reply{Status: 401, File: "error_auth.json"},
+			Want: modelerr.Error{Kind: modelerr.Auth, StatusCode: 401}, Reason: "a bad key"},
+		{Name: "invalid request", Reply: reply{Status: 400, File: "error_invalid_request.json"},
+			Want: modelerr.Error{Kind: modelerr.Request, StatusCode: 400}, Reason: "the same request fails again"},
+		{Name: "cut-off body", Reply: reply{Body: `{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":`},
+			Want: modelerr.Error{Kind: modelerr.Malformed, StatusCode: 200}, Reason: "a 2xx body that does not decode"},
+		{Name: "not JSON", Reply: reply{Body: "<html>captive portal</html>", ContentType: "text/html"},
+			Want: modelerr.Error{Kind: modelerr.Malformed, StatusCode: 200}, Reason: "a captive portal answers 200"},
+		{Name: "no content", Reply: reply{Body: `{"id":"msg_1","type":"message","role":"assistant","model":"m","stop_reason":"end_turn"}`},
+			Want: modelerr.Error{Kind: modelerr.Malformed, StatusCode: 200}, Reason: "a message without content is no answer"},
+		{Name: "deadline", Reply: reply{Hang: true},
+			Stop: chattest.StopDeadline, Want: modelerr.Error{Kind: modelerr.Timeout}, Reason: "the caller's deadline while the server holds the request"},
+		{Name: "canceled", Reply: reply{Hang: true},
+			Stop: chattest.StopCancel, Want: modelerr.Error{Kind: modelerr.Canceled}, Reason: "the caller canceled while the server holds the request"},
+	})
 }
 
 func TestErrorKeepsSDKError(t *testing.T) {
-	s := newServer(t, reply{status: 529, file: "error_overloaded.json", header: map[string]string{"Retry-After": "1"}})
-	e := generateErr(t, context.Background(), newModel(t, s, nil), hello)
+	s := adapter.NewServer(t, reply{Status: 529, File: "error_overloaded.json", Header: map[string]string{"Retry-After": "1"}})
+	e := chattest.GenerateErr(t, context.Background(), newModel(t, s, nil), hello)
 	var apiErr *sdk.Error
 	require.ErrorAs(t, e, &apiErr, "the SDK's error stays reachable")
 	assert.Equal(t, "overloaded_error", string(apiErr.Type()))
@@ -106,43 +74,15 @@ func TestErrorKeepsSDKError(t *testing.T) {
 // modelerr.Request, one that finds no server is modelerr.Unreachable; no
 // status either way, and nothing reaches the server.
 func TestErrorNoResponse(t *testing.T) {
-	s := newServer(t)
-	m := newModel(t, s, nil)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closed := "http://" + ln.Addr().String() + "/"
-	require.NoError(t, ln.Close())
 	badURL := anthropic.New(sdk.NewClient(option.WithBaseURL("http://[::1"), option.WithAPIKey("test-key")), "claude-sonnet-4-5", nil)
 	withSchema := func(schema string) react.Request {
 		return react.Request{Messages: hello.Messages, Tools: []react.ToolSpec{{Name: "x", InputSchema: json.RawMessage(schema)}}}
 	}
-	withMessage := func(msg react.Message) react.Request { return react.Request{Messages: []react.Message{msg}} }
-
-	tests := []struct {
-		name   string
-		model  *anthropic.Model
-		req    react.Request
-		kind   modelerr.Kind
-		reason string
-	}{
-		{"schema not JSON", m, withSchema(`{"type":`), modelerr.Request, "a schema that does not parse cannot be sent"},
-		{"schema array", m, withSchema(`[1,2]`), modelerr.Request, "input_schema must be an object"},
-		{"schema not an object type", m, withSchema(`{"type":"string"}`), modelerr.Request, "input_schema's type is object"},
-		{"schema bad required", m, withSchema(`{"type":"object","required":"site_id"}`), modelerr.Request, "required is a list of names"},
-		{"schema null", m, withSchema(`null`), modelerr.Request, "null is not a schema object"},
-		{"schema trailing", m, withSchema(`{} {}`), modelerr.Request, "two values are not one schema"},
-		{"unknown role", m, withMessage(react.Message{Role: "robot", Content: "hi"}), modelerr.Request, "roles are a closed set"},
-		{"tool result without id", m, withMessage(react.Message{Role: react.RoleTool, Content: "x"}), modelerr.Request,
-			"an unpaired result is rejected by the API"},
-		{"bad base URL", badURL, hello, modelerr.Request, "the SDK cannot build the request"},
-		{"connection refused", anthropic.New(client(t, closed), "claude-sonnet-4-5", nil), hello, modelerr.Unreachable, "no server listens"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := generateErr(t, context.Background(), tt.model, tt.req)
-			assert.Equal(t, tt.kind, e.Kind, "Generate() kind = %s; want %s: %s (%v)", e.Kind, tt.kind, tt.reason, e)
-			assert.Zero(t, e.StatusCode, "no response, no status")
-		})
-	}
-	assert.Empty(t, s.requests(), "nothing reaches the server")
+	adapter.RunNoResponseCases(t, hello,
+		chattest.NoResponseCase{Name: "schema not an object type", Req: withSchema(`{"type":"string"}`), Kind: modelerr.Request,
+			Reason: "input_schema's type is object"},
+		chattest.NoResponseCase{Name: "schema bad required", Req: withSchema(`{"type":"object","required":"site_id"}`), Kind: modelerr.Request,
+			Reason: "required is a list of names"},
+		chattest.NoResponseCase{Name: "bad base URL", Model: badURL, Req: hello, Kind: modelerr.Request, Reason: "the SDK cannot build the request"},
+	)
 }

@@ -4,29 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reactguard/reactguard/adapters/anthropic"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/react"
 )
 
-// cannedServer stands in for the Messages API so the examples run
-// offline.
-func cannedServer(status int, body string) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}))
-}
-
 func ExampleNew() {
-	srv := cannedServer(200, `{"id":"msg_01","type":"message","role":"assistant","model":"claude-haiku-4-5",
+	// A canned server stands in for the Messages API so the example runs offline.
+	srv := chattest.CannedServer(200, `{"id":"msg_01","type":"message","role":"assistant","model":"claude-haiku-4-5",
 		"content":[{"type":"text","text":"Looking it up."},
 		{"type":"tool_use","id":"toolu_01","name":"list_spaces","input":{}}],
 		"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":50,"output_tokens":20}}`)
@@ -56,7 +46,7 @@ func ExampleNew() {
 }
 
 func ExampleModel_Generate_overloaded() {
-	srv := cannedServer(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+	srv := chattest.CannedServer(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 	defer srv.Close()
 
 	client := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"))

@@ -1,127 +1,40 @@
 package anthropic_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/reactguard/reactguard/guard"
-	"github.com/reactguard/reactguard/modelerr"
-	"github.com/reactguard/reactguard/react"
-	"github.com/reactguard/reactguard/tool"
+	"github.com/reactguard/reactguard/internal/chattest"
 )
 
-type (
-	listInput  struct{}
-	space      struct{ ID, Name string }
-	createSite struct {
-		Name    string `json:"name"`
-		SpaceID string `json:"space_id"`
-	}
-	site struct {
-		SiteID string `json:"site_id"`
-		URL    string `json:"url"`
-	}
-)
-
-// siteCatalog is a read (list_spaces) and a write (create_site) whose
-// executions are counted.
-func siteCatalog(creates *atomic.Int32) *tool.Catalog {
-	list := tool.New("list_spaces", "List the spaces a website can be created in.",
-		func(context.Context, listInput) ([]space, error) {
-			return []space{{"sp-7", "Sales"}, {"sp-42", "Marketing"}}, nil
-		})
-	list.Effect = tool.Read
-	create := tool.New("create_site", "Create a website in a space.",
-		func(_ context.Context, in createSite) (site, error) {
-			creates.Add(1)
-			return site{SiteID: "site-1001", URL: "https://spring-sale.example.com"}, nil
-		})
-	create.Effect = tool.Write
-	return tool.MustCatalog(list, create)
-}
-
-var siteNode = react.Node{
-	Name:         "create_site",
-	Instructions: "Create the website the user asks for, in the space the user names.",
-	Tools:        []string{"list_spaces", "create_site"},
-}
-
-// TestLoopSuspendsForApprovalAndResumes runs the whole loop on the adapter:
-// read, write (DEFERRED APPROVAL_REQUIRED), builtin_node_approval
-// (suspended), resume with approval in a new loop and a new model value,
-// write again (SUCCESS), finish. Every request the server received must be
-// a valid Messages API history.
+// TestLoopSuspendsForApprovalAndResumes runs the whole loop on the adapter
+// (chattest.Adapter.RunApprovalLoop): read, write (DEFERRED
+// APPROVAL_REQUIRED), builtin_node_approval (suspended), resume with
+// approval in a new loop and a new model value, write again (SUCCESS),
+// finish. Every request the server received must be a valid Messages API
+// history.
 func TestLoopSuspendsForApprovalAndResumes(t *testing.T) {
-	s := newServer(t,
-		reply{file: "loop_1_read.json"},
-		reply{file: "loop_2_write.json"},
-		reply{file: "loop_3_approval.json"},
-		reply{file: "loop_4_write.json"},
-		reply{file: "loop_5_finish.json"},
-	)
-	var creates atomic.Int32
-	catalog := siteCatalog(&creates)
-	stores := &guard.Options{} // shared by both loops, as a service shares its stores
-	newLoop := func() *react.Loop {
-		l, err := react.New(react.Config{
-			Model:    newModel(t, s, nil), // a fresh adapter each time, as in a new process
-			Tools:    catalog,
-			Guards:   stores,
-			Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-			NewRunID: func() string { return "run-anthropic" },
-		})
-		require.NoError(t, err)
-		return l
+	calls := chattest.LoopCalls{
+		Read:     "toolu_01ListSpaces00000000001",
+		Write:    "toolu_01CreateSite00000000001",
+		Approval: "toolu_01Approval000000000001",
+		Rewrite:  "toolu_01CreateSite00000000002",
 	}
-
-	ctx := context.Background()
-	res, err := newLoop().Run(ctx, siteNode, `Create a website called "Spring Sale" in the Marketing space.`)
-	require.NoError(t, err)
-	require.Equal(t, react.Suspended, res.Status, "Run() status; want suspended for approval")
-	require.NotNil(t, res.Suspension)
-	assert.Equal(t, react.SuspendApproval, res.Suspension.Kind)
-	assert.Equal(t, "toolu_01Approval000000000001", res.Suspension.CallID)
-	require.NotNil(t, res.Suspension.Approval)
-	assert.Equal(t, "create_site", res.Suspension.Approval.Tool)
-	assert.Equal(t, "toolu_01CreateSite00000000001", res.Suspension.Approval.CallID)
-	assert.Zero(t, creates.Load(), "the write must not run before approval")
-	require.Len(t, s.requests(), 3)
-
-	res, err = newLoop().Resume(ctx, res.Snapshot, react.Approve())
-	require.NoError(t, err)
-	require.Equal(t, react.Finished, res.Status, "Resume() status; failure: %+v", res.Failure)
-	assert.Equal(t, "Created Spring Sale in Marketing: https://spring-sale.example.com", res.Summary)
-	assert.Equal(t, int32(1), creates.Load(), "the approved write runs exactly once")
-	assert.Equal(t, 5, res.Rounds)
-
-	reqs := s.requests()
-	require.Len(t, reqs, 5)
-	for i, req := range reqs {
-		assert.NoError(t, validAnthropicHistory(req), "request %d", i+1)
-		assert.JSONEq(t, `"claude-sonnet-4-5"`, s.field(i, "model"))
-		assert.Contains(t, s.field(i, "system"), "Create the website the user asks for", "request %d: instructions in the top-level system", i+1)
-		assert.Equal(t, []string{"builtin_node_approval", "builtin_node_fail", "builtin_node_finish",
-			"builtin_node_follow_up", "create_site", "list_spaces"}, toolNames(req), "request %d tools", i+1)
+	s := adapter.RunApprovalLoop(t, "run-anthropic", calls)
+	reqs := s.Requests()
+	for i := range reqs {
+		assert.Contains(t, s.Field(i, "system"), "Create the website the user asks for", "request %d: instructions in the top-level system", i+1)
 	}
-	// The deferred write's tool message tells the model to ask for approval.
-	deferred, isError := toolResult(t, reqs[2], "toolu_01CreateSite00000000001")
-	assert.Contains(t, deferred, "builtin_node_approval", "DEFERRED APPROVAL_REQUIRED names the approval tool")
-	assert.True(t, isError, "a DEFERRED result is not a success: is_error true")
-	_, isError = toolResult(t, reqs[1], "toolu_01ListSpaces00000000001")
-	assert.False(t, isError, "a SUCCESS result: is_error false")
-	// After the resume, the approval call has its own result.
-	assert.NotEmpty(t, toolContent(t, reqs[3], "toolu_01Approval000000000001"))
-	assert.Contains(t, toolContent(t, reqs[4], "toolu_01CreateSite00000000002"), "site-1001")
+	assert.True(t, isError(t, reqs[2], calls.Write), "a DEFERRED result is not a success: is_error true")
+	assert.False(t, isError(t, reqs[1], calls.Read), "a SUCCESS result: is_error false")
 	last := reqs[4]["messages"].([]any)
 	assert.Equal(t, 1+4*2, len(last), "the task, then 4 turns of one tool_use and one user message of results each")
 	assert.NotContains(t, reqs[0], "temperature")
@@ -186,7 +99,7 @@ func validAnthropicHistory(req map[string]any) error {
 		}
 		if want == "user" {
 			if len(open) > 0 {
-				return fmt.Errorf("message %d: tool_use %v have no tool_result", i, keys(open))
+				return fmt.Errorf("message %d: tool_use %v have no tool_result", i, slices.Sorted(maps.Keys(open)))
 			}
 			continue
 		}
@@ -198,18 +111,9 @@ func validAnthropicHistory(req map[string]any) error {
 		}
 	}
 	if len(open) > 0 {
-		return fmt.Errorf("the history ends with unanswered tool_use %v", keys(open))
+		return fmt.Errorf("the history ends with unanswered tool_use %v", slices.Sorted(maps.Keys(open)))
 	}
 	return nil
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // toolNames lists the tool names a request offered, sorted.
@@ -223,34 +127,41 @@ func toolNames(req map[string]any) []string {
 	return out
 }
 
-// toolResult returns the text and is_error of the tool_result answering id.
-func toolResult(t *testing.T, req map[string]any, id string) (string, bool) {
-	t.Helper()
-	for _, m := range req["messages"].([]any) {
-		blocks, _ := m.(map[string]any)["content"].([]any)
+// toolResult returns the tool_result block answering id, if any.
+func toolResult(req map[string]any, id string) (map[string]any, bool) {
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		blocks, _ := msg["content"].([]any)
 		for _, rb := range blocks {
-			b := rb.(map[string]any)
-			if b["type"] != "tool_result" || b["tool_use_id"] != id {
-				continue
+			b, _ := rb.(map[string]any)
+			if b["type"] == "tool_result" && b["tool_use_id"] == id {
+				return b, true
 			}
-			var text strings.Builder
-			content, _ := b["content"].([]any)
-			for _, c := range content {
-				s, _ := c.(map[string]any)["text"].(string)
-				text.WriteString(s)
-			}
-			return text.String(), b["is_error"] == true
 		}
 	}
-	t.Fatalf("no tool_result for %s", id)
-	return "", false
+	return nil, false
 }
 
-// toolContent returns the text of the tool_result answering id.
-func toolContent(t *testing.T, req map[string]any, id string) string {
+// toolResultText returns the text of the tool_result answering id, and
+// whether there is one.
+func toolResultText(req map[string]any, id string) (string, bool) {
+	b, ok := toolResult(req, id)
+	var text strings.Builder
+	content, _ := b["content"].([]any)
+	for _, c := range content {
+		s, _ := c.(map[string]any)["text"].(string)
+		text.WriteString(s)
+	}
+	return text.String(), ok
+}
+
+// isError returns is_error of the tool_result answering id.
+func isError(t *testing.T, req map[string]any, id string) bool {
 	t.Helper()
-	text, _ := toolResult(t, req, id)
-	return text
+	b, ok := toolResult(req, id)
+	require.True(t, ok, "no tool_result for %s", id)
+	return b["is_error"] == true
 }
 
 func TestValidAnthropicHistory(t *testing.T) {
@@ -277,41 +188,9 @@ func TestValidAnthropicHistory(t *testing.T) {
 }
 
 // TestLoopModelErrorKeepsSnapshot checks the contract of react.Model end to
-// end: a 429 stops the run as Interrupted with the adapter's error and a
-// snapshot, and resuming it replays the same turn.
+// end (chattest.Adapter.RunModelErrorLoop): a 429 stops the run as
+// Interrupted with the adapter's error and a snapshot, and resuming it
+// replays the same turn.
 func TestLoopModelErrorKeepsSnapshot(t *testing.T) {
-	s := newServer(t,
-		reply{file: "loop_1_read.json"},
-		reply{status: 429, file: "error_rate_limit.json", header: map[string]string{"Retry-After": "2"}},
-		reply{file: "loop_2_write.json"},
-		reply{file: "loop_3_approval.json"},
-	)
-	var creates atomic.Int32
-	stores := &guard.Options{}
-	cfg := react.Config{
-		Model:    newModel(t, s, nil),
-		Tools:    siteCatalog(&creates),
-		Guards:   stores,
-		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		NewRunID: func() string { return "run-429" },
-	}
-	loop, err := react.New(cfg)
-	require.NoError(t, err)
-	res, err := loop.Run(context.Background(), siteNode, `Create a website called "Spring Sale" in the Marketing space.`)
-	require.Error(t, err)
-	assert.Equal(t, modelerr.RateLimited, modelerr.KindOf(err), "Run() error = %v; want the adapter's rate limit", err)
-	assert.Equal(t, react.Interrupted, res.Status)
-	require.NotEmpty(t, res.Snapshot)
-	for _, m := range res.Transcript {
-		assert.NotContains(t, strings.ToLower(m.Content), "rate limit", "a model failure never reaches the transcript")
-	}
-
-	// Resume: the same turn is asked again (request 3 equals request 2).
-	loop, err = react.New(cfg)
-	require.NoError(t, err)
-	res, err = loop.Resume(context.Background(), res.Snapshot, react.Continue())
-	require.NoError(t, err)
-	assert.Equal(t, react.Suspended, res.Status, "after the resumed turn the run goes on to the approval")
-	require.Len(t, s.requests(), 4)
-	assert.JSONEq(t, s.field(1, "messages"), s.field(2, "messages"), "the resumed run resends the failed turn unchanged")
+	adapter.RunModelErrorLoop(t, reply{Status: 429, File: "error_rate_limit.json", Header: map[string]string{"Retry-After": "2"}})
 }

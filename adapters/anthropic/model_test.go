@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/adapters/anthropic"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -27,8 +28,11 @@ var siteTools = []react.ToolSpec{
 	{Name: "builtin_node_finish", Description: "Finish the node."},
 }
 
+// hello is a request with a user message and siteTools.
+var hello = react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}, Tools: siteTools}
+
 func TestGenerateSendsHistoryAndTools(t *testing.T) {
-	s := newServer(t, reply{file: "message_text.json"})
+	s := adapter.NewServer(t, reply{File: "message_text.json"})
 	temp := 0.2
 	m := newModel(t, s, &anthropic.Options{Temperature: &temp, MaxTokens: 1024})
 
@@ -55,10 +59,10 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery."}, got)
 
-	assert.JSONEq(t, `"claude-sonnet-4-5"`, s.field(0, "model"))
-	assert.JSONEq(t, `1024`, s.field(0, "max_tokens"))
-	assert.JSONEq(t, `0.2`, s.field(0, "temperature"))
-	assert.JSONEq(t, `[{"type":"text","text":"You build small websites."}]`, s.field(0, "system"))
+	assert.JSONEq(t, `"claude-sonnet-4-5"`, s.Field(0, "model"))
+	assert.JSONEq(t, `1024`, s.Field(0, "max_tokens"))
+	assert.JSONEq(t, `0.2`, s.Field(0, "temperature"))
+	assert.JSONEq(t, `[{"type":"text","text":"You build small websites."}]`, s.Field(0, "system"))
 	assert.JSONEq(t, `[
 		{"role":"user","content":[{"type":"text","text":"Publish the bakery site."}]},
 		{"role":"assistant","content":[
@@ -76,18 +80,18 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 			{"type":"tool_result","tool_use_id":"toolu_4","is_error":true,"content":[{"type":"text","text":"skipped. Next: call it again if still needed."}]}]},
 		{"role":"assistant","content":[{"type":"text","text":"Done."}]},
 		{"role":"user","content":[{"type":"text","text":"Thanks."}]}
-	]`, s.field(0, "messages"))
+	]`, s.Field(0, "messages"))
 	assert.JSONEq(t, `[
 		{"name":"site_get","description":"Read one site by id.","input_schema":
 			{"type":"object","properties":{"site_id":{"type":"string"}},"required":["site_id"],"additionalProperties":false}},
 		{"name":"site_publish","description":"Publish a site. Requires approval.","input_schema":
 			{"type":"object","properties":{"site_id":{"type":"string"},"max_pages":{"type":"integer","maximum":12}},"required":["site_id"],"$defs":{"x":{"type":"string"}}}},
 		{"name":"builtin_node_finish","description":"Finish the node.","input_schema":{"type":"object","properties":{}}}
-	]`, s.field(0, "tools"))
+	]`, s.Field(0, "tools"))
 }
 
 func TestGenerateGroupsResultsAndLiftsSystem(t *testing.T) {
-	s := newServer(t, reply{file: "message_text.json"})
+	s := adapter.NewServer(t, reply{File: "message_text.json"})
 	m := newModel(t, s, nil)
 	history := []react.Message{
 		{Role: react.RoleSystem, Content: "rules"},
@@ -105,7 +109,7 @@ func TestGenerateGroupsResultsAndLiftsSystem(t *testing.T) {
 	}
 	_, err := m.Generate(context.Background(), react.Request{Messages: history})
 	require.NoError(t, err)
-	assert.JSONEq(t, `[{"type":"text","text":"rules"},{"type":"text","text":"hint"}]`, s.field(0, "system"),
+	assert.JSONEq(t, `[{"type":"text","text":"rules"},{"type":"text","text":"hint"}]`, s.Field(0, "system"),
 		"every system message goes to the top-level system, in order")
 	assert.JSONEq(t, `[
 		{"role":"user","content":[{"type":"text","text":"Publish."}]},
@@ -116,76 +120,60 @@ func TestGenerateGroupsResultsAndLiftsSystem(t *testing.T) {
 			{"type":"tool_result","tool_use_id":"a","is_error":false,"content":[{"type":"text","text":"A"}]},
 			{"type":"tool_result","tool_use_id":"b","is_error":false},
 			{"type":"text","text":"also this"}]}
-	]`, s.field(0, "messages"), "all results of a turn in one user message, tool_result blocks first; empty texts and empty messages dropped")
+	]`, s.Field(0, "messages"), "all results of a turn in one user message, tool_result blocks first; empty texts and empty messages dropped")
 	assert.Equal(t, react.RoleSystem, history[4].Role, "Generate must not change the caller's history")
-	reqs := s.requests()
+	reqs := s.Requests()
 	assert.NotContains(t, reqs[0], "tools", "no tools → no tools field")
 	assert.NotContains(t, reqs[0], "temperature", "nil Temperature → API default")
-	assert.JSONEq(t, `4096`, s.field(0, "max_tokens"), "MaxTokens 0 → DefaultMaxTokens")
+	assert.JSONEq(t, `4096`, s.Field(0, "max_tokens"), "MaxTokens 0 → DefaultMaxTokens")
 }
 
 func TestGenerateParsesResponses(t *testing.T) {
-	tests := []struct {
-		name   string
-		file   string
-		want   react.Response
-		reason string
-	}{
+	adapter.RunParseCases(t, hello, []chattest.ParseCase{
 		{
-			name: "text", file: "message_text.json",
-			want:   react.Response{Text: "The site is published at https://example.test/bakery."},
-			reason: "a plain answer is text only",
+			Name: "text", Reply: reply{File: "message_text.json"},
+			Want:   react.Response{Text: "The site is published at https://example.test/bakery."},
+			Reason: "a plain answer is text only",
 		},
 		{
-			name: "parallel tool use", file: "message_parallel_tool_use.json",
-			want: react.Response{Text: "Let me look at both sites.", ToolCalls: []react.ToolCall{
+			Name: "parallel tool use", Reply: reply{File: "message_parallel_tool_use.json"},
+			Want: react.Response{Text: "Let me look at both sites.", ToolCalls: []react.ToolCall{
 				{ID: "toolu_01A09q90qw90lq917835lq9", Name: "site_get", Args: json.RawMessage(`{"site_id": "bakery"}`)},
 				{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "site_get", Args: json.RawMessage(`{"site_id": "florist"}`)},
 			}},
-			reason: "every tool_use block comes back in order, input verbatim",
+			Reason: "every tool_use block comes back in order, input verbatim",
 		},
 		{
-			name: "thinking and citations", file: "message_thinking_and_citations.json",
-			want:   react.Response{Text: "The bakery site is at https://example.test/bakery."},
-			reason: "text blocks are concatenated as the API documents for citations; thinking is not text",
+			Name: "thinking and citations", Reply: reply{File: "message_thinking_and_citations.json"},
+			Want:   react.Response{Text: "The bakery site is at https://example.test/bakery."},
+			Reason: "text blocks are concatenated as the API documents for citations; thinking is not text",
 		},
 		{
-			name: "empty content", file: "message_empty.json",
-			want:   react.Response{},
-			reason: "an empty turn is a turn without tool calls, for the loop to count",
+			Name: "empty content", Reply: reply{File: "message_empty.json"},
+			Want:   react.Response{},
+			Reason: "an empty turn is a turn without tool calls, for the loop to count",
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, reply{file: tt.file})
-			got, err := newModel(t, s, nil).Generate(context.Background(), react.Request{
-				Messages: []react.Message{{Role: react.RoleUser, Content: "go"}},
-				Tools:    siteTools,
-			})
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got, "Generate(%s) = %+v; want %+v (%s)", tt.file, got, tt.want, tt.reason)
-		})
-	}
+	})
 }
 
 func TestMaxRetriesReachesTheSDK(t *testing.T) {
-	s := newServer(t,
-		reply{status: 529, file: "error_overloaded.json", header: map[string]string{"Retry-After-Ms": "1"}},
-		reply{file: "message_text.json"},
+	s := adapter.NewServer(t,
+		reply{Status: 529, File: "error_overloaded.json", Header: map[string]string{"Retry-After-Ms": "1"}},
+		reply{File: "message_text.json"},
 	)
 	got, err := newModel(t, s, &anthropic.Options{MaxRetries: 1}).Generate(context.Background(),
 		react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}})
 	require.NoError(t, err)
 	assert.NotEmpty(t, got.Text)
-	assert.Len(t, s.requests(), 2, "MaxRetries 1 allows one retry")
+	assert.Len(t, s.Requests(), 2, "MaxRetries 1 allows one retry")
 }
 
 func TestRequestOptionsAreApplied(t *testing.T) {
-	s := newServer(t, reply{file: "message_text.json"})
+	s := adapter.NewServer(t, reply{File: "message_text.json"})
 	m := newModel(t, s, &anthropic.Options{RequestOptions: []option.RequestOption{option.WithJSONSet("tool_choice", map[string]any{"type": "any"})}})
 	_, err := m.Generate(context.Background(), react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}})
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"type":"any"}`, s.field(0, "tool_choice"))
+	assert.JSONEq(t, `{"type":"any"}`, s.Field(0, "tool_choice"))
 }
 
 func TestNewPanicsWithoutModelName(t *testing.T) {
@@ -200,21 +188,5 @@ func TestName(t *testing.T) {
 }
 
 func TestGenerateConcurrent(t *testing.T) {
-	replies := make([]reply, 8)
-	for i := range replies {
-		replies[i] = reply{file: "message_parallel_tool_use.json"}
-	}
-	s := newServer(t, replies...)
-	m := newModel(t, s, nil)
-	req := react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}, Tools: siteTools}
-	errs := make(chan error, len(replies))
-	for range replies {
-		go func() {
-			_, err := m.Generate(context.Background(), req)
-			errs <- err
-		}()
-	}
-	for range replies {
-		require.NoError(t, <-errs)
-	}
+	adapter.RunConcurrent(t, 8, reply{File: "message_parallel_tool_use.json"}, hello)
 }

@@ -4,29 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/reactguard/reactguard/adapters/openai"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/react"
 )
 
-// cannedServer stands in for an OpenAI-compatible endpoint so the examples
-// run offline.
-func cannedServer(status int, body string) *httptest.Server {
-	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	}))
-}
-
 func ExampleNew() {
-	srv := cannedServer(200, `{"id":"chatcmpl-1","object":"chat.completion","created":1741570283,"model":"qwen3:8b",
+	// A canned server stands in for an OpenAI-compatible endpoint so the example runs offline.
+	srv := chattest.CannedServer(200, `{"id":"chatcmpl-1","object":"chat.completion","created":1741570283,"model":"qwen3:8b",
 		"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":"Looking it up.",
 		"tool_calls":[{"id":"call_1","type":"function","function":{"name":"list_spaces","arguments":"{}"}}]}}]}`)
 	defer srv.Close()
@@ -54,7 +44,7 @@ func ExampleNew() {
 }
 
 func ExampleModel_Generate_rateLimited() {
-	srv := cannedServer(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
+	srv := chattest.CannedServer(429, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
 	defer srv.Close()
 
 	client := oai.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("test"))

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/adapters/openai"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -27,8 +28,11 @@ var siteTools = []react.ToolSpec{
 	{Name: "builtin_node_finish", Description: "Finish the node."},
 }
 
+// hello is a request with a user message and siteTools.
+var hello = react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}, Tools: siteTools}
+
 func TestGenerateSendsHistoryAndTools(t *testing.T) {
-	s := newServer(t, reply{file: "completion_text.json"})
+	s := adapter.NewServer(t, reply{File: "completion_text.json"})
 	temp := 0.2
 	m := newModel(t, s, &openai.Options{Temperature: &temp})
 
@@ -53,8 +57,8 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery."}, got)
 
-	assert.JSONEq(t, `"gpt-4.1"`, s.field(0, "model"))
-	assert.JSONEq(t, `0.2`, s.field(0, "temperature"))
+	assert.JSONEq(t, `"gpt-4.1"`, s.Field(0, "model"))
+	assert.JSONEq(t, `0.2`, s.Field(0, "temperature"))
 	assert.JSONEq(t, `[
 		{"role":"system","content":"You build small websites."},
 		{"role":"user","content":"Publish the bakery site."},
@@ -68,18 +72,18 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 		{"role":"tool","tool_call_id":"call_3","content":"{\"url\":\"https://example.test/bakery\"}"},
 		{"role":"assistant","content":"Done."},
 		{"role":"user","content":"Thanks."}
-	]`, s.field(0, "messages"))
+	]`, s.Field(0, "messages"))
 	assert.JSONEq(t, `[
 		{"type":"function","function":{"name":"site_get","description":"Read one site by id.",
 			"parameters":{"type":"object","properties":{"site_id":{"type":"string"}},"required":["site_id"],"additionalProperties":false}}},
 		{"type":"function","function":{"name":"site_publish","description":"Publish a site. Requires approval.",
 			"parameters":{"type":"object","properties":{"site_id":{"type":"string"},"max_pages":{"type":"integer","maximum":12}},"required":["site_id"]}}},
 		{"type":"function","function":{"name":"builtin_node_finish","description":"Finish the node."}}
-	]`, s.field(0, "tools"))
+	]`, s.Field(0, "tools"))
 }
 
 func TestGenerateMovesInterleavedMessagesAfterToolResults(t *testing.T) {
-	s := newServer(t, reply{file: "completion_text.json"})
+	s := adapter.NewServer(t, reply{File: "completion_text.json"})
 	m := newModel(t, s, nil)
 	history := []react.Message{
 		{Role: react.RoleUser, Content: "Publish."},
@@ -101,69 +105,53 @@ func TestGenerateMovesInterleavedMessagesAfterToolResults(t *testing.T) {
 		{"role":"tool","tool_call_id":"a","content":"A"},
 		{"role":"tool","tool_call_id":"b","content":"B"},
 		{"role":"system","content":"hint"}
-	]`, s.field(0, "messages"), "a system message between tool results must move after them")
+	]`, s.Field(0, "messages"), "a system message between tool results must move after them")
 	assert.Equal(t, react.RoleSystem, history[3].Role, "Generate must not reorder the caller's history")
-	reqs := s.requests()
+	reqs := s.Requests()
 	assert.NotContains(t, reqs[0], "tools", "no tools → no tools field")
 	assert.NotContains(t, reqs[0], "temperature", "nil Temperature → server default")
 }
 
 func TestGenerateParsesResponses(t *testing.T) {
-	tests := []struct {
-		name   string
-		file   string
-		want   react.Response
-		reason string
-	}{
+	adapter.RunParseCases(t, hello, []chattest.ParseCase{
 		{
-			name: "text", file: "completion_text.json",
-			want:   react.Response{Text: "The site is published at https://example.test/bakery."},
-			reason: "a plain answer is text only",
+			Name: "text", Reply: reply{File: "completion_text.json"},
+			Want:   react.Response{Text: "The site is published at https://example.test/bakery."},
+			Reason: "a plain answer is text only",
 		},
 		{
-			name: "parallel tool calls", file: "completion_parallel_tool_calls.json",
-			want: react.Response{Text: "Let me look at both sites.", ToolCalls: []react.ToolCall{
+			Name: "parallel tool calls", Reply: reply{File: "completion_parallel_tool_calls.json"},
+			Want: react.Response{Text: "Let me look at both sites.", ToolCalls: []react.ToolCall{
 				{ID: "call_8qty38hyfCUkbQ7dvdGs3uFm", Name: "site_get", Args: json.RawMessage(`{"site_id":"bakery"}`)},
 				{ID: "call_F4ocGPGtVs0VhHAdLJbjsTtg", Name: "site_get", Args: json.RawMessage(`{"site_id":"florist"}`)},
 			}},
-			reason: "every tool call comes back in order with its id",
+			Reason: "every tool call comes back in order with its id",
 		},
 		{
-			name: "truncated arguments", file: "completion_invalid_args.json",
-			want: react.Response{ToolCalls: []react.ToolCall{
+			Name: "truncated arguments", Reply: reply{File: "completion_invalid_args.json"},
+			Want: react.Response{ToolCalls: []react.ToolCall{
 				{ID: "call_Yq0bM2fTb5k3m0Wc8q1xQ9Zr", Name: "site_publish", Args: json.RawMessage(`{"site_id": "bakery", "title": "Fresh br`)},
 			}},
-			reason: "invalid JSON arguments are kept verbatim; the core classifies them",
+			Reason: "invalid JSON arguments are kept verbatim; the core classifies them",
 		},
 		{
-			name: "refusal", file: "completion_refusal.json",
-			want:   react.Response{Text: "I'm sorry, I can't help with that."},
-			reason: "a refusal without content is the text",
+			Name: "refusal", Reply: reply{File: "completion_refusal.json"},
+			Want:   react.Response{Text: "I'm sorry, I can't help with that."},
+			Reason: "a refusal without content is the text",
 		},
 		{
-			name: "compatible server without call ids", file: "completion_compat_no_ids.json",
-			want: react.Response{ToolCalls: []react.ToolCall{
+			Name: "compatible server without call ids", Reply: reply{File: "completion_compat_no_ids.json"},
+			Want: react.Response{ToolCalls: []react.ToolCall{
 				{ID: "call_chatcmpl-612_0", Name: "site_get", Args: json.RawMessage(`{"site_id":"bakery"}`)},
 				{ID: "call_chatcmpl-612_1", Name: "site_list"},
 			}},
-			reason: "missing ids are derived from the completion id so results can pair; empty arguments are nil",
+			Reason: "missing ids are derived from the completion id so results can pair; empty arguments are nil",
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, reply{file: tt.file})
-			got, err := newModel(t, s, nil).Generate(context.Background(), react.Request{
-				Messages: []react.Message{{Role: react.RoleUser, Content: "go"}},
-				Tools:    siteTools,
-			})
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got, "Generate(%s) = %+v; want %+v (%s)", tt.file, got, tt.want, tt.reason)
-		})
-	}
+	})
 }
 
 func TestGenerateDuplicateCallIDsAreReplaced(t *testing.T) {
-	s := newServer(t, reply{body: `{"id":"chatcmpl-dup","object":"chat.completion","created":1,"model":"m",
+	s := adapter.NewServer(t, reply{Body: `{"id":"chatcmpl-dup","object":"chat.completion","created":1,"model":"m",
 		"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[
 		{"id":"call_0","type":"function","function":{"name":"a","arguments":"{}"}},
 		{"id":"call_0","type":"function","function":{"name":"b","arguments":"{}"}}]}}]}`})
@@ -175,23 +163,23 @@ func TestGenerateDuplicateCallIDsAreReplaced(t *testing.T) {
 }
 
 func TestMaxRetriesReachesTheSDK(t *testing.T) {
-	s := newServer(t,
-		reply{status: 500, file: "error_server.json", header: map[string]string{"Retry-After-Ms": "1"}},
-		reply{file: "completion_text.json"},
+	s := adapter.NewServer(t,
+		reply{Status: 500, File: "error_server.json", Header: map[string]string{"Retry-After-Ms": "1"}},
+		reply{File: "completion_text.json"},
 	)
 	got, err := newModel(t, s, &openai.Options{MaxRetries: 1}).Generate(context.Background(),
 		react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}})
 	require.NoError(t, err)
 	assert.NotEmpty(t, got.Text)
-	assert.Len(t, s.requests(), 2, "MaxRetries 1 allows one retry")
+	assert.Len(t, s.Requests(), 2, "MaxRetries 1 allows one retry")
 }
 
 func TestRequestOptionsAreApplied(t *testing.T) {
-	s := newServer(t, reply{file: "completion_text.json"})
+	s := adapter.NewServer(t, reply{File: "completion_text.json"})
 	m := newModel(t, s, &openai.Options{RequestOptions: []option.RequestOption{option.WithJSONSet("parallel_tool_calls", false)}})
 	_, err := m.Generate(context.Background(), react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}})
 	require.NoError(t, err)
-	assert.JSONEq(t, `false`, s.field(0, "parallel_tool_calls"))
+	assert.JSONEq(t, `false`, s.Field(0, "parallel_tool_calls"))
 }
 
 func TestNewPanicsWithoutModelName(t *testing.T) {
@@ -206,21 +194,5 @@ func TestName(t *testing.T) {
 }
 
 func TestGenerateConcurrent(t *testing.T) {
-	replies := make([]reply, 8)
-	for i := range replies {
-		replies[i] = reply{file: "completion_parallel_tool_calls.json"}
-	}
-	s := newServer(t, replies...)
-	m := newModel(t, s, nil)
-	req := react.Request{Messages: []react.Message{{Role: react.RoleUser, Content: "go"}}, Tools: siteTools}
-	errs := make(chan error, len(replies))
-	for range replies {
-		go func() {
-			_, err := m.Generate(context.Background(), req)
-			errs <- err
-		}()
-	}
-	for range replies {
-		require.NoError(t, <-errs)
-	}
+	adapter.RunConcurrent(t, 8, reply{File: "completion_parallel_tool_calls.json"}, hello)
 }

@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/internal/chattest"
 )
 
 func env(vars map[string]string) func(string) string {
@@ -34,16 +33,16 @@ func TestFlagsExclusive(t *testing.T) {
 	assert.Equal(t, 2, code)
 }
 
-// call is one tool call of a canned turn.
-type call struct{ id, name, args string }
+// endpoint is the Chat Completions API the program talks to.
+var endpoint = chattest.Endpoint{Path: "/v1/chat/completions"}
 
-// completion renders a chat completion body with the given tool calls.
-func completion(n int, text string, calls ...call) string {
-	tcs := make([]map[string]any, len(calls))
-	for i, c := range calls {
-		tcs[i] = map[string]any{"id": c.id, "type": "function", "function": map[string]any{"name": c.name, "arguments": c.args}}
+// completion renders turn n as a chat completion body.
+func completion(n int, turn chattest.Turn) string {
+	tcs := make([]map[string]any, len(turn.Calls))
+	for i, c := range turn.Calls {
+		tcs[i] = map[string]any{"id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": c.Args}}
 	}
-	msg := map[string]any{"role": "assistant", "content": text, "tool_calls": tcs}
+	msg := map[string]any{"role": "assistant", "content": turn.Text, "tool_calls": tcs}
 	b, _ := json.Marshal(map[string]any{
 		"id": fmt.Sprintf("chatcmpl-story-%d", n), "object": "chat.completion", "created": 1741571000 + n, "model": "qwen3:8b",
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": msg}},
@@ -54,56 +53,25 @@ func completion(n int, text string, calls ...call) string {
 // TestStoryAgainstCannedServer runs the program against a server replaying
 // the story, so the example is proven to work end to end offline.
 func TestStoryAgainstCannedServer(t *testing.T) {
-	create := `{"name":"Spring Sale","space_id":"sp-42"}`
-	turns := []string{
-		completion(1, "Let me look at the websites and spaces.", call{"c1", "list_websites", `{}`}, call{"c2", "list_spaces", `{}`}),
-		completion(2, "", call{"c3", "create_site", create}),
-		completion(3, "", call{"c4", "builtin_node_approval", `{"tool":"create_site","reason":"create Spring Sale in Marketing"}`}),
-		completion(4, "", call{"c5", "create_site", create}),
-		completion(5, "", call{"c6", "builtin_output_set", `{"key":"site_id","value":"site-1001","sourceType":"tool_result","sourceRef":"c5"}`}),
-		completion(6, "", call{"c7", "builtin_node_finish", `{"summary":"Created Spring Sale."}`}),
+	var replies []chattest.Reply
+	for i, turn := range chattest.StoryTurns() {
+		replies = append(replies, chattest.Reply{Body: completion(i+1, turn)})
 	}
-	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		defer mu.Unlock()
-		if len(turns) == 0 {
-			t.Errorf("unexpected request")
-			http.Error(w, "{}", http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(turns[0]))
-		turns = turns[1:]
-	}))
-	defer srv.Close()
+	srv := chattest.NewServer(t, endpoint, replies...)
 
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), nil, env(map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1/"}),
 		strings.NewReader(""), false, &stdout, &stderr)
 	require.Equal(t, 0, code, "stderr: %s\nstdout: %s", stderr.String(), stdout.String())
 	out := stdout.String()
-	for _, want := range []string{
-		"model qwen3:8b at " + srv.URL,
-		"create_site: the write create_site needs the user's approval",
-		"-- suspended: create_site(" + create + ") waits for approval",
-		"-- stdin is not a terminal: approving",
-		"-- finished after 6 rounds: Created Spring Sale.",
-		`output site_id = "site-1001" (from tool_result c5)`,
-		"create_site executed 1 time(s)",
-	} {
+	for _, want := range append(chattest.StoryOutput(), "model qwen3:8b at "+srv.URL) {
 		assert.Contains(t, out, want)
 	}
 }
 
 func TestModelFailureExitsOne(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_, _ = w.Write([]byte(`{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`))
-	}))
-	defer srv.Close()
+	srv := chattest.NewServer(t, endpoint, chattest.Reply{Status: 429,
+		Body: `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`})
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), nil, env(map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1/"}),
 		strings.NewReader(""), false, &stdout, &stderr)

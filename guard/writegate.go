@@ -248,7 +248,7 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, 
 	switch obs.Outcome() {
 	case outcome.Success:
 		rec.State = WriteSucceeded
-		rec.Result = resultJSON(obs.Data())
+		rec.Result = encodePayload(obs.Data())
 	case outcome.Failed:
 		rec.State, rec.Code = WriteFailed, obs.Code()
 		if g.uncertain(obs.Code()) {
@@ -284,7 +284,7 @@ func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool,
 	}
 	switch status {
 	case tool.WriteApplied:
-		raw := resultJSON(result)
+		raw := encodePayload(result)
 		if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteSucceeded, Result: raw}); err != nil {
 			return observation.Observation{}, false, fmt.Errorf("guard: write gate: record verified %q: %w", key, err)
 		}
@@ -346,23 +346,4 @@ func (g *writeGate) pendingVerify(call invoker.Call) observation.Observation {
 	return observation.Deferred(errcode.WritePendingVerify,
 		g.cat.Reason(errcode.WritePendingVerify, "tool", call.Name),
 		g.cat.Text(prompt.NextWritePendingVerify, "tool", call.Name))
-}
-
-// resultJSON returns the JSON of a write's result for the ledger; nil when
-// there is none or it cannot be encoded.
-func resultJSON(data any) json.RawMessage {
-	switch d := data.(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
-		if !json.Valid(d) {
-			return nil
-		}
-		return d
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return nil
-	}
-	return b
 }

@@ -131,8 +131,13 @@ type Exporter interface {
 	// Export returns the run's evidence. The snapshot shares no memory with
 	// the ledger.
 	Export(ctx context.Context, run string) (Snapshot, error)
-	// Import replaces the run's evidence by s, rebuilding every index, so
-	// that every lookup answers as it did in the exporting ledger. On error
-	// the run is unchanged.
+	// Import merges s into the run's evidence, rebuilding every index, so
+	// that every lookup answers at least as it did in the exporting ledger.
+	// It never replaces or drops what the run holds: a record whose call id
+	// and attempt the run already holds is kept as it is (as
+	// [Ledger.Append] does), and a user text is added unless the run already
+	// holds it as often as s does. Two resumes of one run in one process
+	// therefore never erase each other's evidence. On error the run is
+	// unchanged.
 	Import(ctx context.Context, run string, s Snapshot) error
 }

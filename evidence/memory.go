@@ -375,29 +375,43 @@ func (m *Memory) Export(_ context.Context, run string) (Snapshot, error) {
 	return s, nil
 }
 
-// Import implements [Exporter.Import]. Records are re-indexed in order, with
-// the same rules as [Memory.Append].
+// Import implements [Exporter.Import]: records whose (call id, attempt)
+// the run already holds are kept as they are, the others are appended and
+// indexed in order with the same rules as [Memory.Append]; a user text is
+// added unless the run already holds it as often as s does.
 func (m *Memory) Import(_ context.Context, run string, s Snapshot) error {
-	st := newRun()
-	for _, r := range s.Records {
+	recs := make([]Record, len(s.Records))
+	leaves := make([][]leaf, len(s.Records))
+	for i, r := range s.Records {
 		if err := Check(r); err != nil {
 			return err
 		}
 		if r.Payload != nil {
 			r.Payload = slices.Clone(r.Payload)
 		}
-		st.add(r, appendLeaves(nil, r))
+		recs[i], leaves[i] = r, appendLeaves(nil, r)
+	}
+	st := m.run(run, true)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i, r := range recs {
+		st.add(r, leaves[i])
+	}
+	held := make(map[string]int, len(st.user))
+	for _, t := range st.user {
+		held[t]++
 	}
 	for _, t := range s.UserTexts {
 		if strings.TrimSpace(t) == "" {
 			continue
 		}
+		if held[t] > 0 {
+			held[t]--
+			continue
+		}
 		st.user = append(st.user, t)
 		st.folded = append(st.folded, strings.ToLower(t))
 	}
-	m.mu.Lock()
-	m.runs[run] = st
-	m.mu.Unlock()
 	return nil
 }
 

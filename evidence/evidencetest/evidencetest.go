@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -66,6 +67,7 @@ var cases = []contractCase{
 	{"RunsAreIsolated", runsAreIsolated},
 	{"ConcurrentAppends", concurrentAppends},
 	{"SnapshotRoundTrip", snapshotRoundTrip},
+	{"ImportMerges", importMerges},
 }
 
 func mustAppend(t tester, l evidence.Ledger, run string, rs ...evidence.Record) {
@@ -511,5 +513,48 @@ func snapshotRoundTrip(t tester, l evidence.Ledger, run string) {
 	}
 	if rs, _ := l.Records(ctx, restored); len(rs) != 2 {
 		t.Errorf("Records after a failed Import = %d; want 2 (unchanged)", len(rs))
+	}
+}
+
+// importMerges imports an older export of a run into the run after it
+// went on: nothing the run holds is replaced or dropped, what the export
+// adds is indexed, and importing it again changes nothing.
+func importMerges(t tester, l evidence.Ledger, run string) {
+	ex, isExporter := l.(evidence.Exporter)
+	if !isExporter {
+		t.Skip("the ledger does not implement evidence.Exporter")
+	}
+	ctx := context.Background()
+	mustAppend(t, l, run, success("c1", "list", 1, `{"id":"s-1"}`))
+	if err := l.AddUserText(ctx, run, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	old, err := ex.Export(ctx, run)
+	if err != nil {
+		t.Fatalf("Export = %v", err)
+	}
+	// The run goes on in this ledger, and the older export carries a
+	// record this ledger never saw (another process appended it).
+	mustAppend(t, l, run, success("c2", "create", 1, `{"site":"s-2"}`))
+	old.Records = append(old.Records, success("c0", "list", 1, `{"id":"s-0"}`))
+	old.UserTexts = append(old.UserTexts, "yes", "no")
+	for i := range 2 {
+		if err := ex.Import(ctx, run, old); err != nil {
+			t.Fatalf("Import #%d = %v", i+1, err)
+		}
+		if rec, ok, _ := l.Lookup(ctx, run, "c2"); !ok || rec.Outcome != outcome.Success {
+			t.Fatalf("Lookup(c2) after Import #%d = %+v, %v; want the record appended after the export (Import must merge, never replace)", i+1, rec, ok)
+		}
+		if has, _ := l.HasValue(ctx, run, "list", "id", "s-0"); !has {
+			t.Errorf("HasValue(list, id, s-0) after Import #%d = false; want the imported record indexed", i+1)
+		}
+		rs, _ := l.Records(ctx, run)
+		if len(rs) != 3 {
+			t.Errorf("Records after Import #%d = %d; want 3 (c1 once, c2, c0)", i+1, len(rs))
+		}
+		after, _ := ex.Export(ctx, run)
+		if got := strings.Join(after.UserTexts, "|"); got != "yes|yes|no" {
+			t.Errorf("UserTexts after Import #%d = %q; want \"yes|yes|no\" (each text as often as the most any side holds it)", i+1, got)
+		}
 	}
 }

@@ -1,0 +1,62 @@
+// Package runstoretest checks that implementations keep the contracts of
+// [runstore.Claims] and [runstore.Store]. Run it from a test of the
+// implementation:
+//
+//	func TestClaims(t *testing.T) {
+//		runstoretest.RunClaims(t, func() runstore.Claims { return mystore.Claims() })
+//	}
+//
+//	func TestRuns(t *testing.T) {
+//		runstoretest.RunStore(t, func() runstore.Store { return mystore.Runs() })
+//	}
+//
+// # Isolation
+//
+// Each subtest gets a store from the factory and uses run ids, node names
+// and snapshot ids derived from its own name, and stop times of its own
+// (the Expire case uses times before 2000), so a store shared between
+// subtests, or kept between runs of the suite, passes too, as long as
+// nothing else writes those ids or that node.
+//
+// # Concurrency
+//
+// The atomicity cases start Concurrency goroutines and join all of them
+// before they return.
+package runstoretest
+
+import (
+	"context"
+	"sync"
+	"testing"
+)
+
+// Concurrency is how many goroutines the atomicity cases start.
+const Concurrency = 64
+
+// parallel runs f from Concurrency goroutines and joins them.
+func parallel(t *testing.T, f func(i int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, Concurrency)
+	for i := range Concurrency {
+		wg.Go(func() {
+			if err := f(i); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var bg = context.Background()

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/prompt"
@@ -101,7 +102,7 @@ func newEnv(t *testing.T, lang prompt.Lang, model *reacttest.Model, tools ...*to
 	require.NoError(t, err)
 	return &env{
 		t: t, lang: lang, cat: prompt.For(lang), model: model, tools: cat,
-		stores: &guard.Options{}, rec: &recorder{}, logs: &bytes.Buffer{}, logMu: &sync.Mutex{},
+		stores: &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}, rec: &recorder{}, logs: &bytes.Buffer{}, logMu: &sync.Mutex{},
 	}
 }
 

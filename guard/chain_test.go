@@ -102,7 +102,7 @@ func TestDefault_ApprovalFlowThroughSharedStores(t *testing.T) {
 	gc, ok, err := opts.Approvals.Gated(context.Background(), "run-1")
 	require.NoError(t, err)
 	require.True(t, ok, "the loop finds the gated call in the shared Approvals")
-	require.NoError(t, opts.Approvals.Approve(context.Background(), "run-1", gc.Fingerprint))
+	require.NoError(t, opts.Approvals.Approve(context.Background(), "run-1", gc.CallID, gc.Fingerprint))
 
 	assert.Equal(t, outcome.Success, chSend(t, h, "c2", create, `{"name":"shop"}`).o, "the approved write runs")
 	assert.Equal(t, outcome.Success, chSend(t, h, "c3", create, `{ "name": "shop" }`).o, "the same write again is reused")
@@ -117,7 +117,7 @@ func TestDefault_ApprovedBusinessFailure(t *testing.T) {
 	h := invoker.Chain(invoker.New(nil), guard.Default(&opts)...)
 	chSend(t, h, "c1", create, `{"name":"shop"}`)
 	gc, _, _ := opts.Approvals.Gated(context.Background(), "run-1")
-	require.NoError(t, opts.Approvals.Approve(context.Background(), "run-1", gc.Fingerprint))
+	require.NoError(t, opts.Approvals.Approve(context.Background(), "run-1", gc.CallID, gc.Fingerprint))
 	got := chSend(t, h, "c1", create, `{"name":"shop"}`)
 	assert.Equal(t, outcome.Failed, got.o)
 	assert.Equal(t, errcode.ToolBusinessFailed, got.code)

@@ -57,7 +57,7 @@ func TestWriteGate_200GoroutinesSameApprovedWrite(t *testing.T) {
 	require.Equal(t, errcode.ApprovalRequired, first.Code())
 	gc, _, err := opts.Approvals.Gated(ctx, "run-1")
 	require.NoError(t, err)
-	require.NoError(t, opts.Approvals.Approve(ctx, "run-1", gc.Fingerprint))
+	require.NoError(t, opts.Approvals.Approve(ctx, "run-1", gc.CallID, gc.Fingerprint))
 
 	type answer struct {
 		obs observation.Observation

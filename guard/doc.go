@@ -41,7 +41,9 @@
 //     the retry guard, so one approval covers the retries of one call.
 //  5. Retry: a failed execution whose code allows a retry runs again, with
 //     backoff, under the tool's retry policy; never a write without an
-//     idempotency key, never after the caller's context is done.
+//     idempotency key, never a write whose failure leaves it uncertain
+//     (the write gate's [UncertainFunc]: it is verified, not resubmitted),
+//     never after the caller's context is done.
 //  6. Evidence ([Evidence]): records every executed attempt (SUCCESS and
 //     FAILED) in the ledger, in order, the first failure of a retried call
 //     included. Inside the retry guard, so that each attempt is recorded;

@@ -3,6 +3,7 @@ package guard
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -16,9 +17,16 @@ type MemoryApprovals struct {
 }
 
 type approvalRun struct {
-	gated    GatedCall
-	hasGated bool
-	granted  map[string]int // fingerprint -> executions granted and not consumed
+	gated     GatedCall
+	hasGated  bool
+	decisions map[string]decision // call id -> decision on that gated call
+	granted   map[string]int      // fingerprint -> executions granted and not consumed
+}
+
+// decision is what the user decided on one gated call.
+type decision struct {
+	fingerprint string
+	approved    bool
 }
 
 // NewMemoryApprovals returns an empty in-memory approvals store.
@@ -29,7 +37,7 @@ func NewMemoryApprovals() *MemoryApprovals {
 func (m *MemoryApprovals) run(id string) *approvalRun {
 	r := m.runs[id]
 	if r == nil {
-		r = &approvalRun{granted: make(map[string]int)}
+		r = &approvalRun{decisions: make(map[string]decision), granted: make(map[string]int)}
 		m.runs[id] = r
 	}
 	return r
@@ -42,6 +50,7 @@ func (m *MemoryApprovals) Gate(_ context.Context, run string, c GatedCall) error
 	defer m.mu.Unlock()
 	r := m.run(run)
 	r.gated, r.hasGated = c, true
+	delete(r.decisions, c.CallID) // a call gated again asks anew
 	return nil
 }
 
@@ -58,25 +67,45 @@ func (m *MemoryApprovals) Gated(_ context.Context, run string) (GatedCall, bool,
 	return c, true, nil
 }
 
-// Approve implements [Approvals.Approve]. Each call grants one more
-// execution of fingerprint.
-func (m *MemoryApprovals) Approve(_ context.Context, run, fingerprint string) error {
+// Approve implements [Approvals.Approve].
+func (m *MemoryApprovals) Approve(_ context.Context, run, callID, fingerprint string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r := m.run(run)
-	r.granted[fingerprint]++
+	return m.decide(run, callID, fingerprint, true)
+}
+
+// Decline implements [Approvals.Decline].
+func (m *MemoryApprovals) Decline(_ context.Context, run, callID string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.decide(run, callID, "", false)
+}
+
+// decide records the decision on callID; m.mu is held. A decline does not
+// compare fingerprints (it grants nothing).
+func (m *MemoryApprovals) decide(run, callID, fingerprint string, approve bool) error {
+	r := m.runs[run]
+	if r != nil {
+		if d, ok := r.decisions[callID]; ok {
+			if d.approved == approve && (!approve || d.fingerprint == fingerprint) {
+				return nil // the same decision delivered again
+			}
+			return notPending(run, callID)
+		}
+	}
+	if r == nil || !r.hasGated || r.gated.CallID != callID || (approve && r.gated.Fingerprint != fingerprint) {
+		return notPending(run, callID)
+	}
+	r.decisions[callID] = decision{fingerprint: r.gated.Fingerprint, approved: approve}
+	if approve {
+		r.granted[fingerprint]++
+	}
 	r.gated, r.hasGated = GatedCall{}, false
 	return nil
 }
 
-// Decline implements [Approvals.Decline].
-func (m *MemoryApprovals) Decline(_ context.Context, run string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r := m.runs[run]; r != nil {
-		r.gated, r.hasGated = GatedCall{}, false
-	}
-	return nil
+func notPending(run, callID string) error {
+	return fmt.Errorf("%w: call %q of run %q", ErrNotPending, callID, run)
 }
 
 // Consume implements [Approvals.Consume].

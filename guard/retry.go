@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -58,6 +59,12 @@ type RetryOptions struct {
 //   - the tool is not a write, or the call carries an idempotency key (the
 //     write gate, outside this guard, assigns one), so a repeated write is
 //     applied at most once by the backend;
+//   - the tool is not a write, or its failure is definitive: a write whose
+//     failure leaves it uncertain (the write gate's [UncertainFunc], or
+//     [UncertainWrite] when no write gate is outside this guard) is never
+//     run again, whatever the policy allows; the write gate records it as
+//     uncertain and verifies it before anything runs it again (seed 003:
+//     an uncertain write may be checked, never resubmitted);
 //   - ctx is not done, before and after the backoff delay
 //     ([tool.RetryPolicy.Delay]: exponential, capped, with jitter).
 //
@@ -95,10 +102,14 @@ func (g *retryGuard) intercept(ctx context.Context, call invoker.Call, next invo
 	if p == nil || p.Attempts <= 1 || (t.Effect.IsWrite() && call.IdempotencyKey == "") {
 		return next(ctx, call)
 	}
+	uncertain := func(errcode.Code) bool { return false }
+	if t.Effect.IsWrite() {
+		uncertain = uncertainOf(ctx)
+	}
 	call.Attempt = max(call.Attempt, 1)
 	for n := 1; ; n++ {
 		obs, err := next(ctx, call)
-		if err != nil || obs.Outcome() != outcome.Failed || n >= p.Attempts || !p.Allows(obs.Code()) {
+		if err != nil || obs.Outcome() != outcome.Failed || n >= p.Attempts || !p.Allows(obs.Code()) || uncertain(obs.Code()) {
 			return obs, err
 		}
 		if ctx.Err() != nil {

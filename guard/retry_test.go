@@ -325,3 +325,106 @@ func ExampleRetry() {
 	// backoff before the next attempt
 	// SUCCESS: fetch_report succeeded after 3 attempts
 }
+
+// allCodes is a retry policy that allows every code, as a careless host
+// might configure it.
+func allCodes(attempts int) *tool.RetryPolicy {
+	return &tool.RetryPolicy{Attempts: attempts, Retryable: func(errcode.Code) bool { return true }}
+}
+
+func TestRetry_NeverRetriesUncertainWrite(t *testing.T) {
+	tests := []struct {
+		name   string
+		effect tool.Effect
+		code   errcode.Code
+		want   int
+		reason string
+	}{
+		{"write unreachable", tool.Write, errcode.ToolUnreachable, 1, "the request may have reached the backend"},
+		{"write timeout", tool.Write, errcode.ToolTimeout, 1, "the backend may have applied the write"},
+		{"write mcp rpc error", tool.Write, errcode.MCPRPCError, 1, "the server may have acted before it answered"},
+		{"write i/o error", tool.Write, errcode.ToolIOError, 1, "the write may be half done"},
+		{"unspecified timeout", tool.Unspecified, errcode.ToolTimeout, 1, "an undeclared effect counts as a write"},
+		{"write unavailable", tool.Write, errcode.ToolUnavailable, 3, "a definitive refusal did not apply the write"},
+		{"read timeout", tool.Read, errcode.ToolTimeout, 3, "a read may run again if the policy allows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRTRig(guard.RetryOptions{}, rtFailed(tt.code))
+			call := rtCall(rtTool(tt.effect, allCodes(3)))
+			call.IdempotencyKey = "rg-1"
+			obs := r.send(t, context.Background(), call)
+			assert.Equal(t, tt.code, obs.Code())
+			assert.Len(t, r.attempts, tt.want, "%s ran %d attempts; want %d (%s)", tt.name, len(r.attempts), tt.want, tt.reason)
+		})
+	}
+}
+
+// TestDefault_UncertainWriteNeverRerun sends an approved write that fails
+// with an uncertain code through the default chain, with a retry policy
+// that allows every code: it runs once, is recorded uncertain, and the next
+// call of the same write is answered WRITE_PENDING_VERIFY, or, with a
+// verifier that finds it applied, reuses the verified result; it never runs
+// a second time.
+func TestDefault_UncertainWriteNeverRerun(t *testing.T) {
+	for _, kind := range []tool.Kind{tool.KindUnreachable, tool.KindTimeout, tool.KindMCPRPC} {
+		for _, verify := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s verify=%v", kind, verify), func(t *testing.T) {
+				var runs int
+				create := tool.New("create_site", "creates a site", func(_ context.Context, in chSite) (chSite, error) {
+					runs++
+					return chSite{}, tool.Classified(kind, "the connection dropped after the request was sent", nil)
+				})
+				create.Effect, create.Retry = tool.Write, allCodes(5)
+				if verify {
+					create.Verify = func(context.Context, string) (tool.WriteStatus, any, error) {
+						return tool.WriteApplied, map[string]any{"name": "shop", "verified": true}, nil
+					}
+				}
+				tool.MustCatalog(create)
+				opts := guard.Options{Retry: guard.RetryOptions{Sleep: func(context.Context, time.Duration) error { return nil }}}
+				h := invoker.Chain(invoker.New(nil), guard.Default(&opts)...)
+				chSend(t, h, "c1", create, `{"name":"shop"}`)
+				gc, _, _ := opts.Approvals.Gated(context.Background(), "run-1")
+				require.NoError(t, opts.Approvals.Approve(context.Background(), "run-1", gc.CallID, gc.Fingerprint))
+
+				got := chSend(t, h, "c2", create, `{"name":"shop"}`)
+				assert.Equal(t, kind.Code(), got.code, "the approved write fails with %s", kind.Code())
+				assert.Equal(t, 1, runs, "an uncertain write ran %d times; want 1 whatever the retry policy", runs)
+				rec, _, err := opts.WriteLedger.Get(context.Background(), guard.IdempotencyKey("run-1", gc.Fingerprint))
+				require.NoError(t, err)
+				assert.Equal(t, guard.WriteUncertain, rec.State, "the ledger records the write as uncertain")
+
+				again := chSend(t, h, "c3", create, `{"name":"shop"}`)
+				if verify {
+					assert.Equal(t, outcome.Success, again.o, "a verified write is reused")
+				} else {
+					assert.Equal(t, errcode.WritePendingVerify, again.code, "an unverified write waits for verification")
+				}
+				assert.Equal(t, 1, runs, "the write was run again before it was verified")
+			})
+		}
+	}
+}
+
+// TestRetry_UsesTheWriteGatesUncertainFunc: the retry guard asks the write
+// gate outside it, so a host's Uncertain policy holds for retries too.
+func TestRetry_UsesTheWriteGatesUncertainFunc(t *testing.T) {
+	var runs int
+	create := tool.New("create_site", "creates a site", func(_ context.Context, in chSite) (chSite, error) {
+		runs++
+		return chSite{}, tool.Unavailable("gateway answered 503 after forwarding")
+	})
+	create.Effect, create.Retry = tool.Write, allCodes(4)
+	tool.MustCatalog(create)
+	opts := guard.Options{
+		RequireApproval: func(invoker.Call) bool { return false },
+		Uncertain:       func(c errcode.Code) bool { return c == errcode.ToolUnavailable },
+		Retry:           guard.RetryOptions{Sleep: func(context.Context, time.Duration) error { return nil }},
+	}
+	h := invoker.Chain(invoker.New(nil), guard.Default(&opts)...)
+	assert.Equal(t, errcode.ToolUnavailable, chSend(t, h, "c1", create, `{"name":"shop"}`).code)
+	assert.Equal(t, 1, runs, "a failure the host calls uncertain is not retried")
+	assert.Equal(t, errcode.WritePendingVerify, chSend(t, h, "c2", create, `{"name":"shop"}`).code)
+	assert.Equal(t, 1, runs)
+}

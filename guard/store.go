@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/reactguard/reactguard/errcode"
 )
@@ -16,23 +17,42 @@ type GatedCall struct {
 	Round       int             `json:"round"`
 }
 
+// ErrNotPending is wrapped by the errors of [Approvals.Approve] and
+// [Approvals.Decline] when the call they name is not the call this run's
+// store recorded as waiting for approval: no call waits, another call
+// waits, the fingerprint differs, or the call was already decided the other
+// way. Nothing is granted or cleared.
+var ErrNotPending = errors.New("guard: the call does not wait for approval")
+
 // Approvals holds, per run, the write call waiting for approval and the
-// approvals granted. An approval binds to one exact call (its fingerprint)
-// and is consumed by one execution. Implementations must be safe for
-// concurrent use.
+// decisions on gated calls. It is the server-side truth an approval is
+// checked against: an approval grants only the call the write gate
+// recorded ([Approvals.Gate]), with the same fingerprint, and is consumed
+// by the one execution it allows. Implementations must be safe for
+// concurrent use; Approve, Decline and Consume must be atomic. Run the
+// conformance tests of package guardtest against an implementation.
 type Approvals interface {
 	// Gate records c as the call waiting for approval in run, replacing any
-	// earlier one.
+	// earlier one. A call id gated again asks anew: an earlier decision on
+	// it no longer answers Approve or Decline. The store keeps its own copy
+	// of c.Args.
 	Gate(ctx context.Context, run string, c GatedCall) error
 	// Gated returns the call waiting for approval in run.
 	Gated(ctx context.Context, run string) (GatedCall, bool, error)
-	// Approve grants one execution of the call with fingerprint and clears
-	// the waiting call.
-	Approve(ctx context.Context, run, fingerprint string) error
-	// Decline clears the waiting call without granting anything.
-	Decline(ctx context.Context, run string) error
-	// Consume reports whether an approval for fingerprint exists and removes
-	// it, atomically.
+	// Approve grants one execution of the call waiting for approval in run
+	// when it is the call callID with fingerprint, and clears the waiting
+	// call. Approving a call that was already approved grants nothing more
+	// and returns nil, so that a decision delivered twice (a retried
+	// request whose first reply was lost) allows at most one execution.
+	// Anything else grants nothing and returns an error wrapping
+	// [ErrNotPending].
+	Approve(ctx context.Context, run, callID, fingerprint string) error
+	// Decline clears the call callID waiting for approval in run without
+	// granting anything. Declining a call already declined returns nil;
+	// anything else returns an error wrapping [ErrNotPending].
+	Decline(ctx context.Context, run, callID string) error
+	// Consume reports whether run holds an approval for fingerprint that was
+	// not consumed yet, and consumes it.
 	Consume(ctx context.Context, run, fingerprint string) (bool, error)
 }
 

@@ -227,9 +227,23 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	return g.execute(ctx, call, key, approved, next)
 }
 
+// uncertainKey is the context key under which the write gate hands its
+// UncertainFunc to the guards inside it (the retry guard).
+type uncertainKey struct{}
+
+// uncertainOf returns the UncertainFunc of the write gate that ctx passed
+// through, or UncertainWrite.
+func uncertainOf(ctx context.Context) UncertainFunc {
+	if u, ok := ctx.Value(uncertainKey{}).(UncertainFunc); ok {
+		return u
+	}
+	return UncertainWrite
+}
+
 // execute runs the claimed write and records its outcome.
 func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, approved bool, next invoker.Handler) (obs observation.Observation, err error) {
 	settle := context.WithoutCancel(ctx)
+	ctx = context.WithValue(ctx, uncertainKey{}, g.uncertain)
 	done := false
 	defer func() {
 		if !done { // next panicked: nobody knows whether the write applied

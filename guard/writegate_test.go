@@ -70,7 +70,7 @@ func (r *wgRig) approveGated(t *testing.T) guard.GatedCall {
 	gc, ok, err := r.approvals.Gated(context.Background(), wgRun)
 	require.NoError(t, err)
 	require.True(t, ok, "no call is waiting for approval")
-	require.NoError(t, r.approvals.Approve(context.Background(), wgRun, gc.Fingerprint))
+	require.NoError(t, r.approvals.Approve(context.Background(), wgRun, gc.CallID, gc.Fingerprint))
 	return gc
 }
 
@@ -133,9 +133,12 @@ func TestWriteGate_ApprovalBindsToExactCall(t *testing.T) {
 	assert.Equal(t, errcode.ApprovalRequired, obs.Code(), "another tool with the same arguments = %v; want its own approval", obs)
 	assert.Zero(t, r.execs.Load())
 
-	// The second deferral replaced the gated call; approve the original
-	// again explicitly and send it with other key order and whitespace.
-	require.NoError(t, r.approvals.Approve(context.Background(), wgRun, mustFingerprint(t, "create_site", `{"name":"blog","region":"eu"}`)))
+	// The later deferrals replaced the gated call, so nothing but the call
+	// now waiting can be approved; the first approval still stands for its
+	// exact call, sent with other key order and whitespace.
+	fp := mustFingerprint(t, "create_site", `{"name":"blog","region":"us"}`)
+	require.ErrorIs(t, r.approvals.Approve(context.Background(), wgRun, "c1", fp), guard.ErrNotPending,
+		"only the call waiting for approval can be approved")
 	obs = r.call(t, ` { "region" : "eu", "name" : "blog" } `)
 	assert.Equal(t, outcome.Success, obs.Outcome(), "the approved call with reordered keys = %v; want SUCCESS (same canonical arguments)", obs)
 	assert.EqualValues(t, 1, r.execs.Load())
@@ -223,7 +226,9 @@ func TestWriteGate_UncertainWriteVerifiedBeforeReexecution(t *testing.T) {
 			require.Equal(t, guard.WriteUncertain, r.state(t, `{"name":"blog"}`).State, "a timed-out write is uncertain")
 
 			// Even with a fresh approval, the write is verified first.
-			require.NoError(t, r.approvals.Approve(context.Background(), wgRun, mustFingerprint(t, "create_site", `{"name":"blog"}`)))
+			fp := mustFingerprint(t, "create_site", `{"name":"blog"}`)
+			require.NoError(t, r.approvals.Gate(context.Background(), wgRun, guard.GatedCall{CallID: "c9", Tool: "create_site", Fingerprint: fp}))
+			require.NoError(t, r.approvals.Approve(context.Background(), wgRun, "c9", fp))
 			obs = r.call(t, `{"name":"blog"}`)
 			assert.Equal(t, tt.want, obs.Outcome(), "after an uncertain write = %v (%s)", obs, tt.reason)
 			if tt.wantCode != 0 {
@@ -514,7 +519,9 @@ func TestWriteGate_StoreErrorsAreInfrastructure(t *testing.T) {
 			tl := catalogued(t, &tool.Tool{Name: "w", InputSchema: &jsonschema.Schema{Type: "object"}, Effect: tool.Write,
 				Func: func(context.Context, tool.Request) (any, error) { return nil, nil }})
 			if tt.approvals == "approve" {
-				require.NoError(t, mem.Approve(context.Background(), "run-1", mustFingerprint(t, "w", `{}`)))
+				fp := mustFingerprint(t, "w", `{}`)
+				require.NoError(t, mem.Gate(context.Background(), "run-1", guard.GatedCall{CallID: "c0", Tool: "w", Fingerprint: fp}))
+				require.NoError(t, mem.Approve(context.Background(), "run-1", "c0", fp))
 			}
 			inner := func(context.Context, invoker.Call) (observation.Observation, error) {
 				if tt.inner != nil {
@@ -617,7 +624,7 @@ func ExampleWriteGate() {
 	// The user approves the gated call (the loop does this through
 	// builtin_node_approval).
 	gated, _, _ := approvals.Gated(context.Background(), "r")
-	_ = approvals.Approve(context.Background(), "r", gated.Fingerprint)
+	_ = approvals.Approve(context.Background(), "r", gated.CallID, gated.Fingerprint)
 
 	obs, _ = h(context.Background(), call)
 	fmt.Println(obs)

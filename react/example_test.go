@@ -1,10 +1,13 @@
 package react_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
 )
@@ -101,14 +104,22 @@ func ExampleLoop_Run() {
 }
 
 func ExampleLoop_Resume() {
+	// The stores hold the server-side truth (which call waits for
+	// approval, which writes ran) and the key seals snapshots: every
+	// process that resumes runs shares both. In production the stores are
+	// durable (stores/postgres) and the key comes from a secret manager.
+	stores := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
+	key := bytes.Repeat([]byte("k"), react.MinSnapshotKey) // use 32 bytes from crypto/rand
 	cfg := react.Config{
 		Model: replay(
 			tc("w1", "create_site", `{"name":"shop"}`),
 			tc("a", react.ToolApproval, `{"tool":"create_site","reason":"the user asked for a shop"}`),
 		),
-		Tools:    exampleCatalog(),
-		Observer: react.NopObserver{},
-		NewRunID: func() string { return "run-42" },
+		Tools:        exampleCatalog(),
+		Guards:       stores,
+		SnapshotKeys: [][]byte{key},
+		Observer:     react.NopObserver{},
+		NewRunID:     func() string { return "run-42" },
 	}
 	loop, _ := react.New(cfg)
 	node := react.Node{Tools: []string{"create_site"}}
@@ -116,8 +127,10 @@ func ExampleLoop_Resume() {
 	fmt.Println(res.Status, res.Suspension.Kind, res.Suspension.Approval.Tool, string(res.Suspension.Approval.Args))
 	printTools(res)
 
-	// Later, perhaps in another process: a new Loop resumes the stored
-	// snapshot with the user's decision.
+	// Later, perhaps in another process: a new Loop over the same stores
+	// and key resumes the stored snapshot with the user's decision. A
+	// second resume of the same snapshot would be refused
+	// (react.ErrAlreadyResumed).
 	cfg.Model = replay(tc("w2", "create_site", `{"name":"shop"}`), tc("f", react.ToolFinish, `{}`))
 	later, _ := react.New(cfg)
 	res, err := later.Resume(context.Background(), res.Snapshot, react.Approve())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
 )
@@ -71,6 +72,7 @@ func FuzzSnapshotDecode(f *testing.F) {
 	f.Add(seed(newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which?"}`))), react.Node{}), uint8(2))
 	f.Add(seed(newScript(turn(call("", "list_sites", `{`)), errors.New("model down")), approvalNode, list.Tool, create.Tool), uint8(3))
 	f.Add([]byte(`{"format":"reactguard.react.snapshot","version":1,"checksum":"","state":{}}`), uint8(1))
+	f.Add([]byte(`{"format":"reactguard.react.snapshot","version":2,"key":"","mac":"","state":{}}`), uint8(1))
 	f.Add([]byte(`{}`), uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
 		list, _, create := sitesTools()
@@ -78,7 +80,8 @@ func FuzzSnapshotDecode(f *testing.F) {
 		d := []react.Decision{react.Approve(), react.Decline("no"), react.Answer("blue"), react.Continue()}[which%4]
 		res, err := e.loop.Resume(context.Background(), b, d)
 		if err != nil {
-			if !errors.Is(err, react.ErrSnapshot) && !errors.Is(err, react.ErrDecision) && !errors.Is(err, react.ErrInvalidNode) && !errors.Is(err, errScriptDone) {
+			if !errors.Is(err, react.ErrSnapshot) && !errors.Is(err, react.ErrDecision) && !errors.Is(err, react.ErrInvalidNode) &&
+				!errors.Is(err, guard.ErrNotPending) && !errors.Is(err, react.ErrAlreadyResumed) && !errors.Is(err, errScriptDone) {
 				t.Fatalf("Resume = %v; want a classified refusal", err)
 			}
 			return

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
@@ -206,7 +207,7 @@ func newEnv(t testing.TB, m *script, tools ...*tool.Tool) *env {
 	t.Helper()
 	cat, err := tool.NewCatalog(tools...)
 	require.NoError(t, err)
-	e := &env{t: t, model: m, rec: &recorder{}, guards: &guard.Options{}}
+	e := &env{t: t, model: m, rec: &recorder{}, guards: memoryStores()}
 	e.cfg = react.Config{
 		Model:    m,
 		Tools:    cat,
@@ -218,6 +219,12 @@ func newEnv(t testing.TB, m *script, tools ...*tool.Tool) *env {
 	e.loop, err = react.New(e.cfg)
 	require.NoError(t, err)
 	return e
+}
+
+// memoryStores returns guard options with in-memory stores, to be shared by
+// the loops of one test as a service shares its stores.
+func memoryStores() *guard.Options {
+	return &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
 }
 
 // again builds a second loop on the same config and stores, as another

@@ -16,6 +16,7 @@ import (
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/prompt"
+	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -39,10 +40,12 @@ type Config struct {
 	// loop shares with it: the evidence ledger (builtin_output_set checks
 	// sources against it), the approvals (builtin_node_approval reads the
 	// gated call, Resume approves through it) and the write ledger. Nil
-	// means the zero guard.Options. New fills nil stores with in-memory
-	// ones and stores them back into *Guards, as guard.Default does, so
-	// that a second Loop (resuming in the same process) can share them;
-	// Guards.Catalog nil means the loop's language.
+	// means the zero guard.Options; Guards.Catalog nil means the loop's
+	// language. New reads *Guards and never writes into it, so one Options
+	// may serve many Loops built concurrently. Nil stores become in-memory
+	// stores private to this Loop: a snapshot resumed by another Loop
+	// needs the same stores (give both Loops the same store values, or
+	// durable ones shared by every process).
 	Guards *guard.Options
 	// Handler runs the calls of catalog tools. Nil means the default chain:
 	// invoker.Chain(invoker.New(…), guard.Default(Guards)...). A custom
@@ -70,6 +73,27 @@ type Config struct {
 	// Now is the clock of durations in events; nil means time.Now. It must
 	// be safe for concurrent use when nodes run reads in parallel.
 	Now func() time.Time
+	// SnapshotKeys seal the snapshots the loop returns (HMAC-SHA256, see
+	// [SnapshotFormat]): the first key seals, every key opens, so keys are
+	// rotated by putting the new key first and keeping the old ones until
+	// the snapshots sealed under them have been resumed or have expired.
+	// Each key must have at least [MinSnapshotKey] random bytes; keep keys
+	// where the host keeps its other secrets, never next to the
+	// snapshots. Nil means one random key drawn once per process: the
+	// snapshots of this process then resume in any Loop of this process
+	// and nowhere else (another process refuses them with
+	// [ErrSnapshotKey]). New copies the keys.
+	SnapshotKeys [][]byte
+	// SnapshotMaxAge refuses snapshots sealed longer ago, measured with Now
+	// ([ErrSnapshotExpired]); 0 means no limit. A host whose claim store
+	// prunes old claims sets it to at most that retention.
+	SnapshotMaxAge time.Duration
+	// Claims records which snapshots were resumed, so that each is resumed
+	// once ([ErrAlreadyResumed]). Nil means one in-memory claim store
+	// shared by every Loop of the process, which protects snapshots within
+	// the process; replicas and restarts need a shared durable store
+	// (stores/postgres, stores/sqlite).
+	Claims runstore.Claims
 	// KeepRunState keeps a run's evidence and approvals in the stores after
 	// the run finished or failed. By default the loop calls Forget(run) on
 	// every store of Guards that has such a method (the in-memory stores
@@ -98,8 +122,14 @@ type Loop struct {
 	newID     func() string
 	now       func() time.Time
 	keepState bool
+	keys      []sealKey // keys[0] seals
+	maxAge    time.Duration
+	claims    runstore.Claims
 	schemas   sync.Map // *tool.Tool → json.RawMessage
 }
+
+// processClaims are the claims of loops configured without Claims.
+var processClaims = runstore.NewMemoryClaims()
 
 // forgetter is implemented by stores that can drop a run's state.
 type forgetter interface{ Forget(run string) }
@@ -152,16 +182,22 @@ func New(cfg Config) (*Loop, error) {
 	if l.now == nil {
 		l.now = time.Now
 	}
-	gopts := cfg.Guards
-	if gopts == nil {
-		gopts = &guard.Options{}
+	keys, err := sealKeys(cfg.SnapshotKeys)
+	if err != nil {
+		return nil, err
 	}
-	g := *gopts
+	l.keys, l.maxAge, l.claims = keys, cfg.SnapshotMaxAge, cfg.Claims
+	if l.claims == nil {
+		l.claims = processClaims
+	}
+	var g guard.Options // a copy: New never writes into cfg.Guards
+	if cfg.Guards != nil {
+		g = *cfg.Guards
+	}
 	if g.Catalog == nil {
 		g.Catalog = l.cat
 	}
 	interceptors := guard.Default(&g)
-	gopts.Ledger, gopts.Approvals, gopts.WriteLedger = g.Ledger, g.Approvals, g.WriteLedger
 	l.approvals, l.ledger = g.Approvals, g.Ledger
 	l.builtins = invoker.New(&invoker.Options{Catalog: l.cat, Logger: cfg.Logger})
 	if l.handler == nil {
@@ -187,6 +223,7 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (Result, er
 		return Result{}, err
 	}
 	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
+	userInput = validText(userInput)
 	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: userInput})
 	r.userTexts = append(r.userTexts, userInput)
 	if err := l.ledger.AddUserText(ctx, r.id, userInput); err != nil {
@@ -203,40 +240,64 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 
 // Resume continues a run from its snapshot (see [Result].Snapshot) with
 // the user's decision: [Approve] or [Decline] for an approval suspension,
-// [Answer] for a follow-up, [Continue] for an interrupted run. A snapshot
-// that is corrupt or was not written by this package is refused with an
-// error wrapping [ErrSnapshot]; a decision that does not fit, with
-// [ErrDecision]. The node is the one in the snapshot; its catalog tools
-// must be in this loop's catalog.
+// [Answer] for a follow-up, [Continue] for an interrupted run. The node is
+// the one in the snapshot; its catalog tools must be in this loop's
+// catalog.
 //
-// Resuming the same snapshot twice runs the rest of the run twice; the
-// write ledger shared through the stores makes an approved write execute
-// at most once. Resuming needs the stores the run used (approvals, write
-// ledger; the evidence of an in-memory ledger travels in the snapshot).
+// Resume first opens the snapshot: one that is not this package's, was
+// sealed under a key this loop does not hold, was changed after it was
+// sealed, is too old, or does not fit the loop's catalog is refused with an
+// error wrapping [ErrSnapshot]; a decision that does not fit, with
+// [ErrDecision]. It then claims the snapshot in Config.Claims: a snapshot
+// resumed before, in any loop sharing the claims, is refused with
+// [ErrAlreadyResumed]. None of these refusals executes anything or
+// changes any store.
+//
+// An approval is granted only to the call the run's Approvals store
+// recorded as gated, with the same fingerprint ([guard.Approvals.Approve]);
+// otherwise Resume returns an error wrapping [guard.ErrNotPending] and
+// executes nothing. When applying the decision fails (that, or a store
+// error), the claim is released and the error is returned with a Suspended
+// result holding the same snapshot, so the same decision can be given
+// again. Later failures interrupt the run as in [Loop.Run], with a new
+// snapshot. Resuming needs the stores the run used (approvals, write
+// ledger; the evidence of an in-process ledger travels in the snapshot).
 func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result, error) {
-	s, err := decodeSnapshot(snapshot)
+	s, err := l.open(snapshot)
 	if err != nil {
 		return Result{}, err
 	}
-	r, err := l.restore(ctx, s)
+	r, err := l.restore(s)
 	if err != nil {
 		return Result{}, err
 	}
-	switch s.Status {
-	case Interrupted:
-		if d.kind != decideContinue {
-			return Result{}, fmt.Errorf("%w: the run was interrupted; resume it with Continue, not %s", ErrDecision, d)
+	if err := s.fits(d); err != nil {
+		return Result{}, err
+	}
+	claimed, err := l.claims.Claim(ctx, s.Run, s.ID)
+	if err != nil {
+		return Result{}, fmt.Errorf("react: resume claim: %w", err)
+	}
+	if !claimed {
+		return Result{}, fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, s.ID, s.Run)
+	}
+	// Until the decision is applied nothing has changed, so a failure
+	// gives the claim back and returns the same snapshot.
+	unchanged := func(err error) (Result, error) {
+		if rerr := l.claims.Release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("react: release resume claim: %w", rerr))
 		}
-	case Suspended:
+		res := r.result()
+		res.Status, res.Snapshot = s.Status, append([]byte(nil), snapshot...)
+		return res, err
+	}
+	if err := l.importEvidence(ctx, s); err != nil {
+		return unchanged(err)
+	}
+	if s.Status == Suspended {
 		if err := r.decide(ctx, d); err != nil {
-			if errors.Is(err, ErrDecision) {
-				return Result{}, err
-			}
-			res := r.result()
-			res.Status, res.Suspension, res.Snapshot = Suspended, s.Suspension, append([]byte(nil), snapshot...)
-			return res, err
+			return unchanged(err)
 		}
-	default: // decodeSnapshot accepts no other status
 	}
 	return r.loop(ctx)
 }

@@ -3,10 +3,13 @@ package react
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -137,13 +140,14 @@ func (l *Loop) schemaOf(t *tool.Tool) (json.RawMessage, error) {
 // missing or repeated id is replaced by a generated one) and remembered,
 // to be answered TOOL_CALL_INVALID in their turn.
 func (r *run) appendAssistant(resp Response) {
-	m := Message{Role: RoleAssistant, Content: resp.Text}
+	m := Message{Role: RoleAssistant, Content: validText(resp.Text)}
 	var invalid map[int]problem
 	if len(resp.ToolCalls) > 0 {
 		m.ToolCalls = make([]ToolCall, len(resp.ToolCalls))
 	}
 	for i, c := range resp.ToolCalls {
-		c.Args = append(json.RawMessage(nil), c.Args...)
+		c.ID, c.Name = validText(c.ID), validText(c.Name)
+		c.Args = validJSONText(c.Args)
 		var p problem
 		switch _, seen := r.ids[c.ID]; {
 		case c.ID == "":
@@ -248,23 +252,45 @@ func (r *run) readBatchEnd(calls []ToolCall, i int) int {
 // runBatch runs read-only calls concurrently, bounded by the node's
 // MaxParallel, and returns their results in call order. Every goroutine is
 // joined before it returns; on an error (cancellation, infrastructure) no
-// result is kept and the wave resumes at the batch's first call.
+// result is kept and the wave resumes at the batch's first call. A panic in
+// host code on one of the goroutines (an interceptor, a policy; tool panics
+// are caught by the default invoker) cancels the others and is raised again
+// on the caller's goroutine once all of them returned, with the same value,
+// as it would be with sequential calls.
 func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]callResult, error) {
 	outs := make([]callResult, len(calls))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.node.maxParallel())
+	var (
+		panicOnce sync.Once
+		panicked  bool
+		value     any
+	)
 	for k := range calls {
-		g.Go(func() error {
+		g.Go(func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					panicOnce.Do(func() { panicked, value = true, p })
+					err = errBatchPanic
+				}
+			}()
 			out, err := r.dispatch(gctx, calls[k], first+k)
 			outs[k] = out
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err := g.Wait()
+	if panicked {
+		panic(value)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return outs, nil
 }
+
+// errBatchPanic cancels the other calls of a batch when one panicked.
+var errBatchPanic = errors.New("react: a parallel call panicked")
 
 // dispatch produces the observation of call i of the wave. Only the
 // fields of r that are fixed during a wave are read here, so that reads
@@ -464,16 +490,16 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 	var msg string
 	switch {
 	case s.Kind == SuspendApproval && d.kind == decideApprove:
-		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.Fingerprint); err != nil {
+		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.CallID, s.Approval.Fingerprint); err != nil {
 			return fmt.Errorf("react: approvals: %w", err)
 		}
 		msg = r.cat.Text(prompt.ResultApprovalGranted, "tool", s.Approval.Tool)
 	case s.Kind == SuspendApproval && d.kind == decideDecline:
-		if err := r.l.approvals.Decline(ctx, r.id); err != nil {
+		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
 			return fmt.Errorf("react: approvals: %w", err)
 		}
 		detail := ""
-		if reason := strings.TrimSpace(d.text); reason != "" {
+		if reason := validText(strings.TrimSpace(d.text)); reason != "" {
 			detail = ": " + reason
 			if r.cat.Lang() == prompt.Chinese {
 				detail = "：" + reason
@@ -481,10 +507,7 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 		}
 		msg = r.cat.Text(prompt.ResultApprovalDeclined, "tool", s.Approval.Tool, "detail", detail)
 	case s.Kind == SuspendFollowUp && d.kind == decideAnswer:
-		answer := strings.TrimSpace(d.text)
-		if answer == "" {
-			return fmt.Errorf("%w: the answer to a follow-up is empty", ErrDecision)
-		}
+		answer := validText(strings.TrimSpace(d.text))
 		if err := r.l.ledger.AddUserText(ctx, r.id, answer); err != nil {
 			return fmt.Errorf("react: evidence: %w", err)
 		}
@@ -503,4 +526,24 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 	r.resetStalls(ctx, c.ID)
 	r.skipRest(ctx)
 	return nil
+}
+
+// validText returns s with every invalid UTF-8 sequence replaced by U+FFFD,
+// without allocating when s is valid. Text that enters a run (the model's
+// turns, the user's words) is made valid once, where it enters, so that
+// the transcript, the evidence and the snapshot all hold the same text.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// validJSONText returns a copy of b made valid UTF-8 like [validText]
+// (JSON decoders read invalid sequences as U+FFFD anyway).
+func validJSONText(b json.RawMessage) json.RawMessage {
+	if utf8.Valid(b) {
+		return append(json.RawMessage(nil), b...)
+	}
+	return json.RawMessage(strings.ToValidUTF8(string(b), "\uFFFD"))
 }

@@ -3,6 +3,8 @@ package react
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,58 +12,146 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/outcome"
 )
 
 // The snapshot format. A snapshot is the JSON object
 //
-//	{"format":"reactguard.react.snapshot","version":1,"checksum":"sha256:…","state":{…}}
+//	{"format":"reactguard.react.snapshot","version":2,"key":"…","mac":"hmac-sha256:…","state":{…}}
 //
-// where checksum is the SHA-256 of the state's encoding by this package, so
-// that a store may re-indent the document or reorder its keys (a jsonb
-// column, say) but any change of content is detected. The state's fields
-// are not API; the envelope's are.
+// sealed with HMAC-SHA256 under one of the loop's snapshot keys (see
+// [Config].SnapshotKeys): key names the key by an id derived from it, and
+// mac authenticates the format, the version, the key id and the state's
+// canonical form. The canonical form is the state as this package encodes
+// it after decoding it, and every value the model, the user or a tool
+// provided (arguments, payloads, outputs) is kept as a JSON string, so a
+// store may re-indent the document, reorder its keys, change how strings
+// are escaped or round-trip it through a Go map (a jsonb column, say)
+// without breaking the seal, while any change of content does. The
+// state's fields are not API; the envelope's are.
 const (
 	SnapshotFormat  = "reactguard.react.snapshot"
-	SnapshotVersion = 1
+	SnapshotVersion = 2
 )
 
-// Errors of [Loop.Resume] for snapshots it refuses. Both wrap
-// [ErrSnapshot].
+// MinSnapshotKey is the length in bytes a snapshot key must have at least.
+const MinSnapshotKey = 32
+
+// Errors of [Loop.Resume] for snapshots it refuses. Each wraps
+// [ErrSnapshot]: test with [errors.Is].
 var (
-	// ErrSnapshot is wrapped by every snapshot refusal.
+	// ErrSnapshot is wrapped by every snapshot refusal: nothing was
+	// resumed, and no store was changed.
 	ErrSnapshot = errors.New("react: snapshot refused")
 	// ErrSnapshotForeign: the document is not a snapshot of this package,
-	// or of a version it does not read.
+	// or of a version it does not read (version 1 snapshots were not
+	// sealed and are refused).
 	ErrSnapshotForeign = fmt.Errorf("%w: not a %s version %d", ErrSnapshot, SnapshotFormat, SnapshotVersion)
 	// ErrSnapshotCorrupt: the document is a snapshot of this package, but
-	// it does not parse, its checksum does not match its content, or its
-	// state is inconsistent.
+	// it does not parse or its state is inconsistent.
 	ErrSnapshotCorrupt = fmt.Errorf("%w: corrupt", ErrSnapshot)
+	// ErrSnapshotKey: the snapshot was sealed under a key this loop does
+	// not hold (another process's key, or a key retired from
+	// Config.SnapshotKeys).
+	ErrSnapshotKey = fmt.Errorf("%w: sealed under a key this loop does not hold", ErrSnapshot)
+	// ErrSnapshotSeal: the snapshot's seal does not match its content: it
+	// was changed after it was sealed.
+	ErrSnapshotSeal = fmt.Errorf("%w: the seal does not match the content", ErrSnapshot)
+	// ErrSnapshotExpired: the snapshot was sealed longer ago than
+	// Config.SnapshotMaxAge allows.
+	ErrSnapshotExpired = fmt.Errorf("%w: expired", ErrSnapshot)
 )
 
-type envelope struct {
-	Format   string          `json:"format"`
-	Version  int             `json:"version"`
-	Checksum string          `json:"checksum"`
-	State    json.RawMessage `json:"state"`
+// ErrAlreadyResumed is returned by [Loop.Resume] for a snapshot that was
+// resumed before: every snapshot is claimed by one resume (see
+// [Config].Claims), and a second resume, sequential or concurrent, in this
+// process or another sharing the claims, executes nothing. The run goes on
+// in the resume that claimed it; its result (or the run store) has the
+// run's current state.
+var ErrAlreadyResumed = errors.New("react: snapshot already resumed")
+
+// sealKey is one snapshot key and its id.
+type sealKey struct {
+	id  string
+	key []byte
 }
 
+func newSealKey(k []byte) sealKey {
+	sum := sha256.Sum256(append([]byte("reactguard snapshot key id\x00"), k...))
+	return sealKey{id: hex.EncodeToString(sum[:8]), key: bytes.Clone(k)}
+}
+
+// mac authenticates state under k.
+func (k sealKey) mac(state []byte) string {
+	h := hmac.New(sha256.New, k.key)
+	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", SnapshotFormat, SnapshotVersion, k.id)
+	h.Write(state)
+	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// processKey is the snapshot key of loops configured without keys: random,
+// drawn once per process.
+var processKey = sync.OnceValue(func() sealKey {
+	b := make([]byte, MinSnapshotKey)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return newSealKey(b)
+})
+
+// sealKeys validates the configured keys and returns them with their ids;
+// none configured means the process key.
+func sealKeys(keys [][]byte) ([]sealKey, error) {
+	if len(keys) == 0 {
+		return []sealKey{processKey()}, nil
+	}
+	out := make([]sealKey, len(keys))
+	seen := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		if len(k) < MinSnapshotKey {
+			return nil, fmt.Errorf("react: Config.SnapshotKeys[%d] has %d bytes; a key needs at least %d random bytes (crypto/rand)", i, len(k), MinSnapshotKey)
+		}
+		out[i] = newSealKey(k)
+		if seen[out[i].id] {
+			return nil, fmt.Errorf("react: Config.SnapshotKeys[%d] repeats an earlier key", i)
+		}
+		seen[out[i].id] = true
+	}
+	return out, nil
+}
+
+type envelope struct {
+	Format  string          `json:"format"`
+	Version int             `json:"version"`
+	Key     string          `json:"key"`
+	MAC     string          `json:"mac"`
+	State   json.RawMessage `json:"state"`
+}
+
+// snapState is the sealed state of a stopped run. Values that came from the
+// model, the user or a tool and hold JSON are kept as strings (see the
+// format above).
 type snapState struct {
-	Run         string                 `json:"run"`
-	Node        Node                   `json:"node"`
-	Status      Status                 `json:"status"`
-	Round       int                    `json:"round"`
-	Stalls      int                    `json:"stalls"`
-	Transcript  []wireMessage          `json:"transcript"`
-	Wave        *wireWave              `json:"wave,omitempty"`
-	Outputs     map[string]OutputValue `json:"outputs,omitempty"`
-	Suspension  *Suspension            `json:"suspension,omitempty"`
-	Answers     []qa                   `json:"answers,omitempty"`
-	UserTexts   []string               `json:"user_texts,omitempty"`
-	WriteFailed bool                   `json:"write_failed,omitempty"`
-	Evidence    *evidence.Snapshot     `json:"evidence,omitempty"`
+	ID          string                `json:"id"`     // the snapshot's identity, claimed by one resume
+	Sealed      int64                 `json:"sealed"` // Unix seconds
+	Run         string                `json:"run"`
+	Node        Node                  `json:"node"`
+	Status      Status                `json:"status"`
+	Round       int                   `json:"round"`
+	Stalls      int                   `json:"stalls"`
+	Transcript  []wireMessage         `json:"transcript"`
+	Wave        *wireWave             `json:"wave,omitempty"`
+	Outputs     map[string]wireOutput `json:"outputs,omitempty"`
+	Suspension  *wireSuspension       `json:"suspension,omitempty"`
+	Answers     []qa                  `json:"answers,omitempty"`
+	UserTexts   []string              `json:"user_texts,omitempty"`
+	WriteFailed bool                  `json:"write_failed,omitempty"`
+	Evidence    *wireEvidence         `json:"evidence,omitempty"`
 }
 
 type wireWave struct {
@@ -71,7 +161,7 @@ type wireWave struct {
 }
 
 // wireMessage is a Message whose call arguments are kept as text, so that
-// arguments that are not JSON survive the round trip byte for byte.
+// arguments that are not JSON survive the round trip.
 type wireMessage struct {
 	Role       Role       `json:"role"`
 	Content    string     `json:"content,omitempty"`
@@ -85,6 +175,44 @@ type wireCall struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
 	Args string `json:"args"`
+}
+
+type wireOutput struct {
+	Value  string     `json:"value"`
+	Source SourceType `json:"source"`
+	Ref    string     `json:"ref,omitempty"`
+}
+
+type wireSuspension struct {
+	Kind     SuspensionKind `json:"kind"`
+	CallID   string         `json:"call_id"`
+	Approval *wirePending   `json:"approval,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+	Question string         `json:"question,omitempty"`
+}
+
+type wirePending struct {
+	CallID      string `json:"call_id"`
+	Tool        string `json:"tool"`
+	Args        string `json:"args,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+type wireEvidence struct {
+	Records   []wireRecord `json:"records,omitempty"`
+	UserTexts []string     `json:"user_texts,omitempty"`
+}
+
+type wireRecord struct {
+	CallID      string          `json:"call_id"`
+	Tool        string          `json:"tool"`
+	Fingerprint string          `json:"fingerprint,omitempty"`
+	Outcome     outcome.Outcome `json:"outcome"`
+	Code        errcode.Code    `json:"code,omitempty"`
+	Payload     string          `json:"payload,omitempty"`
+	PayloadRef  string          `json:"payload_ref,omitempty"`
+	Attempt     int             `json:"attempt"`
+	Round       int             `json:"round"`
 }
 
 func toWire(msgs []Message) []wireMessage {
@@ -109,11 +237,7 @@ func fromWire(ws []wireMessage) []Message {
 		if len(w.ToolCalls) > 0 {
 			m.ToolCalls = make([]ToolCall, len(w.ToolCalls))
 			for k, c := range w.ToolCalls {
-				var args json.RawMessage
-				if c.Args != "" {
-					args = json.RawMessage(c.Args)
-				}
-				m.ToolCalls[k] = ToolCall{ID: c.ID, Name: c.Name, Args: args}
+				m.ToolCalls[k] = ToolCall{ID: c.ID, Name: c.Name, Args: rawOrNil(c.Args)}
 			}
 		}
 		out = append(out, m)
@@ -121,22 +245,81 @@ func fromWire(ws []wireMessage) []Message {
 	return out
 }
 
-// snapshot encodes the run's state.
+// rawOrNil returns s as raw bytes, or nil for "".
+func rawOrNil(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+func toWireSuspension(s *Suspension) *wireSuspension {
+	if s == nil {
+		return nil
+	}
+	w := &wireSuspension{Kind: s.Kind, CallID: s.CallID, Reason: s.Reason, Question: s.Question}
+	if p := s.Approval; p != nil {
+		w.Approval = &wirePending{CallID: p.CallID, Tool: p.Tool, Args: string(p.Args), Fingerprint: p.Fingerprint}
+	}
+	return w
+}
+
+func (w *wireSuspension) suspension() *Suspension {
+	if w == nil {
+		return nil
+	}
+	s := &Suspension{Kind: w.Kind, CallID: w.CallID, Reason: w.Reason, Question: w.Question}
+	if p := w.Approval; p != nil {
+		s.Approval = &PendingWrite{CallID: p.CallID, Tool: p.Tool, Args: jsonOrText([]byte(p.Args)), Fingerprint: p.Fingerprint}
+	}
+	return s
+}
+
+func toWireEvidence(s evidence.Snapshot) *wireEvidence {
+	w := &wireEvidence{UserTexts: s.UserTexts}
+	if len(s.Records) > 0 {
+		w.Records = make([]wireRecord, len(s.Records))
+	}
+	for i, r := range s.Records {
+		w.Records[i] = wireRecord{CallID: r.CallID, Tool: r.Tool, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Code: r.Code,
+			Payload: string(r.Payload), PayloadRef: r.PayloadRef, Attempt: r.Attempt, Round: r.Round}
+	}
+	return w
+}
+
+func (w *wireEvidence) snapshot() evidence.Snapshot {
+	s := evidence.Snapshot{UserTexts: w.UserTexts}
+	if len(w.Records) > 0 {
+		s.Records = make([]evidence.Record, len(w.Records))
+	}
+	for i, r := range w.Records {
+		s.Records[i] = evidence.Record{CallID: r.CallID, Tool: r.Tool, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Code: r.Code,
+			Payload: rawOrNil(r.Payload), PayloadRef: r.PayloadRef, Attempt: r.Attempt, Round: r.Round}
+	}
+	return s
+}
+
+// snapshot seals the run's state.
 func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 	s := snapState{
+		ID:          uuid.NewString(),
+		Sealed:      r.l.now().Unix(),
 		Run:         r.id,
 		Node:        r.node,
 		Status:      r.status,
 		Round:       r.round,
 		Stalls:      r.stalls,
 		Transcript:  toWire(r.msgs[1:]),
-		Suspension:  r.susp,
+		Suspension:  toWireSuspension(r.susp),
 		Answers:     r.answers,
 		UserTexts:   r.userTexts,
 		WriteFailed: r.writeFailed,
 	}
 	if len(r.outputs) > 0 {
-		s.Outputs = r.outputs
+		s.Outputs = make(map[string]wireOutput, len(r.outputs))
+		for k, v := range r.outputs {
+			s.Outputs[k] = wireOutput{Value: string(v.Value), Source: v.Source, Ref: v.Ref}
+		}
 	}
 	if w := r.wave; w != nil {
 		s.Wave = &wireWave{Message: w.msg - 1, Next: w.next, Invalid: w.invalid}
@@ -146,18 +329,31 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("react: snapshot: evidence: %w", err)
 		}
-		s.Evidence = &ev
+		s.Evidence = toWireEvidence(ev)
 	}
-	state, err := json.Marshal(s)
+	return r.l.seal(&s)
+}
+
+// seal encodes s in its canonical form and seals it under the loop's first
+// key. The canonical form is reached by decoding the encoding once more:
+// encoding/json replaces invalid UTF-8, and a second encoding of the
+// decoded value is then a fixed point, so what is sealed is exactly what
+// decoding a sealed snapshot and encoding it again gives.
+func (l *Loop) seal(s *snapState) ([]byte, error) {
+	first, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("react: snapshot: %w", err)
 	}
-	return json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Checksum: checksum(state), State: state})
-}
-
-func checksum(state []byte) string {
-	sum := sha256.Sum256(state)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var canon snapState
+	if err := strictDecode(first, &canon); err != nil {
+		return nil, fmt.Errorf("react: snapshot: %w", err)
+	}
+	state, err := json.Marshal(&canon)
+	if err != nil {
+		return nil, fmt.Errorf("react: snapshot: %w", err)
+	}
+	k := l.keys[0]
+	return json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Key: k.id, MAC: k.mac(state), State: state})
 }
 
 func strictDecode(b []byte, v any) error {
@@ -172,41 +368,55 @@ func strictDecode(b []byte, v any) error {
 	return nil
 }
 
-// decodeSnapshot parses and checks a snapshot; see [ErrSnapshotForeign]
-// and [ErrSnapshotCorrupt]. It never panics, whatever b holds.
-func decodeSnapshot(b []byte) (*snapState, error) {
-	var env struct {
-		Format   *string         `json:"format"`
-		Version  *int            `json:"version"`
-		Checksum string          `json:"checksum"`
-		State    json.RawMessage `json:"state"`
+// open checks a snapshot's envelope, its key, its seal, its age and its
+// state, in that order; see the errors wrapping [ErrSnapshot]. It never
+// panics, whatever b holds.
+func (l *Loop) open(b []byte) (*snapState, error) {
+	var lenient struct {
+		Format  *string `json:"format"`
+		Version *int    `json:"version"`
 	}
 	// The envelope is read leniently first, so that any JSON object that
 	// is not ours is reported as foreign; bytes that are not a JSON object
 	// at all (a truncated snapshot, say) are corrupt.
-	if err := json.Unmarshal(b, &env); err != nil {
+	if err := json.Unmarshal(b, &lenient); err != nil {
 		return nil, fmt.Errorf("%w: not a JSON object: %w", ErrSnapshotCorrupt, err)
 	}
-	if env.Format == nil || *env.Format != SnapshotFormat {
+	if lenient.Format == nil || *lenient.Format != SnapshotFormat {
 		return nil, ErrSnapshotForeign
 	}
-	if env.Version == nil || *env.Version != SnapshotVersion {
-		return nil, fmt.Errorf("%w (version %v)", ErrSnapshotForeign, deref(env.Version))
+	if lenient.Version == nil || *lenient.Version != SnapshotVersion {
+		return nil, fmt.Errorf("%w (version %v)", ErrSnapshotForeign, deref(lenient.Version))
 	}
-	var strict envelope
-	if err := strictDecode(b, &strict); err != nil {
+	var env envelope
+	if err := strictDecode(b, &env); err != nil {
 		return nil, fmt.Errorf("%w: envelope: %w", ErrSnapshotCorrupt, err)
 	}
+	var key *sealKey
+	for i := range l.keys {
+		if l.keys[i].id == env.Key {
+			key = &l.keys[i]
+			break
+		}
+	}
+	if key == nil {
+		return nil, fmt.Errorf("%w (key id %q); to resume in another process, give both the same Config.SnapshotKeys", ErrSnapshotKey, env.Key)
+	}
 	var s snapState
-	if err := strictDecode(strict.State, &s); err != nil {
+	if err := strictDecode(env.State, &s); err != nil {
 		return nil, fmt.Errorf("%w: state: %w", ErrSnapshotCorrupt, err)
 	}
-	canon, err := json.Marshal(s)
+	canon, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: state: %w", ErrSnapshotCorrupt, err)
 	}
-	if checksum(canon) != strict.Checksum {
-		return nil, fmt.Errorf("%w: checksum mismatch", ErrSnapshotCorrupt)
+	if !hmac.Equal([]byte(key.mac(canon)), []byte(env.MAC)) {
+		return nil, ErrSnapshotSeal
+	}
+	if max := l.maxAge; max > 0 {
+		if age := l.now().Sub(time.Unix(s.Sealed, 0)); age > max {
+			return nil, fmt.Errorf("%w: sealed %v ago, Config.SnapshotMaxAge is %v", ErrSnapshotExpired, age.Truncate(time.Second), max)
+		}
 	}
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
@@ -221,10 +431,12 @@ func deref(p *int) any {
 	return *p
 }
 
-// check verifies the invariants the loop relies on.
+// check verifies the invariants the loop relies on. A sealed snapshot
+// passes them (the loop never seals an inconsistent state); they are
+// checked anyway, so that a leaked key does not turn into a crash.
 func (s *snapState) check() error {
-	if s.Run == "" {
-		return errors.New("no run id")
+	if s.ID == "" || s.Run == "" {
+		return errors.New("no snapshot or run id")
 	}
 	if s.Status != Suspended && s.Status != Interrupted {
 		return fmt.Errorf("status %v cannot be resumed", s.Status)
@@ -254,39 +466,20 @@ func (s *snapState) check() error {
 	}
 	for k, v := range s.Outputs {
 		o, ok := s.Node.output(k)
-		if !ok || !v.Source.IsValid() || !o.accepts(v.Source) || !json.Valid(v.Value) {
+		if !ok || !v.Source.IsValid() || !o.accepts(v.Source) || !json.Valid([]byte(v.Value)) {
 			return fmt.Errorf("output %q does not fit the node", k)
 		}
 	}
+	if s.Evidence != nil {
+		for i, r := range s.Evidence.snapshot().Records {
+			if err := evidence.Check(r); err != nil {
+				return fmt.Errorf("evidence record %d: %w", i, err)
+			}
+		}
+	}
 	if w := s.Wave; w != nil {
-		if w.Message < 0 || w.Message >= len(s.Transcript) {
-			return errors.New("wave outside the transcript")
-		}
-		calls := s.Transcript[w.Message].ToolCalls
-		if s.Transcript[w.Message].Role != RoleAssistant || len(calls) == 0 {
-			return errors.New("wave is not an assistant turn with tool calls")
-		}
-		if w.Next < 0 || w.Next >= len(calls) {
-			return errors.New("wave position out of range")
-		}
-		answered := s.Transcript[w.Message+1:]
-		if len(answered) != w.Next {
-			return errors.New("wave position does not match the tool messages")
-		}
-		for k, m := range answered {
-			if m.Role != RoleTool || m.ToolCallID != calls[k].ID {
-				return errors.New("tool messages do not pair with the wave's calls")
-			}
-		}
-		for k, p := range w.Invalid {
-			if k < 0 || k >= len(calls) {
-				return errors.New("malformed call outside the wave")
-			}
-			switch p.Kind {
-			case problemNoID, problemIDRepeated, problemNoName:
-			default:
-				return fmt.Errorf("unknown call problem %q", p.Kind)
-			}
+		if err := s.checkWave(w); err != nil {
+			return err
 		}
 	}
 	switch s.Status {
@@ -314,20 +507,77 @@ func (s *snapState) check() error {
 	return nil
 }
 
-// restore rebuilds a run from a checked snapshot.
-func (l *Loop) restore(ctx context.Context, s *snapState) (*run, error) {
+func (s *snapState) checkWave(w *wireWave) error {
+	if w.Message < 0 || w.Message >= len(s.Transcript) {
+		return errors.New("wave outside the transcript")
+	}
+	calls := s.Transcript[w.Message].ToolCalls
+	if s.Transcript[w.Message].Role != RoleAssistant || len(calls) == 0 {
+		return errors.New("wave is not an assistant turn with tool calls")
+	}
+	if w.Next < 0 || w.Next >= len(calls) {
+		return errors.New("wave position out of range")
+	}
+	answered := s.Transcript[w.Message+1:]
+	if len(answered) != w.Next {
+		return errors.New("wave position does not match the tool messages")
+	}
+	for k, m := range answered {
+		if m.Role != RoleTool || m.ToolCallID != calls[k].ID {
+			return errors.New("tool messages do not pair with the wave's calls")
+		}
+	}
+	for k, p := range w.Invalid {
+		if k < 0 || k >= len(calls) {
+			return errors.New("malformed call outside the wave")
+		}
+		switch p.Kind {
+		case problemNoID, problemIDRepeated, problemNoName:
+		default:
+			return fmt.Errorf("unknown call problem %q", p.Kind)
+		}
+	}
+	return nil
+}
+
+// fits reports whether d is a decision the snapshot waits for; the error
+// wraps [ErrDecision].
+func (s *snapState) fits(d Decision) error {
+	switch s.Status {
+	case Interrupted:
+		if d.kind != decideContinue {
+			return fmt.Errorf("%w: the run was interrupted; resume it with Continue, not %s", ErrDecision, d)
+		}
+	case Suspended:
+		switch k := s.Suspension.Kind; {
+		case k == SuspendApproval && (d.kind == decideApprove || d.kind == decideDecline):
+		case k == SuspendFollowUp && d.kind == decideAnswer:
+			if strings.TrimSpace(d.text) == "" {
+				return fmt.Errorf("%w: the answer to a follow-up is empty", ErrDecision)
+			}
+		default:
+			return fmt.Errorf("%w: the run waits for %s, not %s", ErrDecision, k, d)
+		}
+	default: // open accepts no other status
+	}
+	return nil
+}
+
+// restore rebuilds a run from an opened snapshot. It changes no store: the
+// evidence is imported by importEvidence once the snapshot is claimed.
+func (l *Loop) restore(s *snapState) (*run, error) {
 	r, err := l.newRun(s.Run, s.Node)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
 	}
 	r.round, r.stalls, r.status = s.Round, s.Stalls, s.Status
 	r.msgs = fromWire(s.Transcript)
-	r.susp = s.Suspension
+	r.susp = s.Suspension.suspension()
 	r.answers = s.Answers
 	r.userTexts = s.UserTexts
 	r.writeFailed = s.WriteFailed
 	for k, v := range s.Outputs {
-		r.outputs[k] = v
+		r.outputs[k] = OutputValue{Value: json.RawMessage(v.Value), Source: v.Source, Ref: v.Ref}
 	}
 	for _, a := range s.Answers {
 		r.answered[normalize(a.Question)] = a.Answer
@@ -343,10 +593,17 @@ func (l *Loop) restore(ctx context.Context, s *snapState) (*run, error) {
 	if s.Status == Interrupted {
 		r.status = 0
 	}
-	if ex, ok := l.ledger.(evidence.Exporter); ok && s.Evidence != nil {
-		if err := ex.Import(ctx, s.Run, *s.Evidence); err != nil {
-			return nil, fmt.Errorf("react: restore evidence: %w", err)
-		}
-	}
 	return r, nil
+}
+
+// importEvidence merges the snapshot's evidence into an in-process ledger.
+func (l *Loop) importEvidence(ctx context.Context, s *snapState) error {
+	ex, ok := l.ledger.(evidence.Exporter)
+	if !ok || s.Evidence == nil {
+		return nil
+	}
+	if err := ex.Import(ctx, s.Run, s.Evidence.snapshot()); err != nil {
+		return fmt.Errorf("%w: react: restore evidence: %w", ErrSnapshot, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -49,15 +50,30 @@ func suspendedState(t *testing.T) (*Loop, *snapState) {
 	if err != nil || res.Status != Suspended {
 		t.Fatalf("Run = %v, %v; want suspended", res.Status, err)
 	}
-	s, err := decodeSnapshot(res.Snapshot)
+	s, err := l.open(res.Snapshot)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l, s
 }
 
-// Every invariant the loop relies on is checked, even when the checksum
-// was recomputed (an edit by someone who knows the format).
+// resealed seals s under l's key as it is, without the canonical pass: the
+// work of someone who holds the key.
+func resealed(t *testing.T, l *Loop, s *snapState) []byte {
+	t.Helper()
+	state, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Key: l.keys[0].id, MAC: l.keys[0].mac(state), State: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Every invariant the loop relies on is checked, even for a sealed
+// snapshot (an edit by someone who holds the key must not crash the loop).
 func TestSnapshotCheck(t *testing.T) {
 	tests := []struct {
 		name string
@@ -71,8 +87,13 @@ func TestSnapshotCheck(t *testing.T) {
 		{"starts with assistant", func(s *snapState) { s.Transcript[0].Role = RoleAssistant }},
 		{"unknown role", func(s *snapState) { s.Transcript[1].Role = "robot" }},
 		{"repeated id", func(s *snapState) { s.Transcript[3].ToolCalls[1].ID = "w" }},
-		{"undeclared output", func(s *snapState) { s.Outputs = map[string]OutputValue{"x": {Value: []byte("1"), Source: SourceModel}} }},
-		{"output source not accepted", func(s *snapState) { s.Outputs = map[string]OutputValue{"k": {Value: []byte("1"), Source: SourceUser}} }},
+		{"undeclared output", func(s *snapState) { s.Outputs = map[string]wireOutput{"x": {Value: "1", Source: SourceModel}} }},
+		{"output source not accepted", func(s *snapState) { s.Outputs = map[string]wireOutput{"k": {Value: "1", Source: SourceUser}} }},
+		{"output not JSON", func(s *snapState) { s.Outputs = map[string]wireOutput{"k": {Value: "{", Source: SourceModel}} }},
+		{"no snapshot id", func(s *snapState) { s.ID = "" }},
+		{"evidence not executed", func(s *snapState) {
+			s.Evidence = &wireEvidence{Records: []wireRecord{{CallID: "w", Tool: "create_site", Outcome: outcome.Rejected, Attempt: 1}}}
+		}},
 		{"wave outside", func(s *snapState) { s.Wave.Message = 99 }},
 		{"wave on a tool message", func(s *snapState) { s.Wave.Message = 2 }},
 		{"wave position", func(s *snapState) { s.Wave.Next = 7 }},
@@ -92,11 +113,7 @@ func TestSnapshotCheck(t *testing.T) {
 				t.Fatalf("unedited state: %v", err)
 			}
 			tt.edit(s)
-			state, err := json.Marshal(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Checksum: checksum(state), State: state})
+			b := resealed(t, l, s)
 			if _, err := l.Resume(context.Background(), b, Answer("blog")); !errors.Is(err, ErrSnapshotCorrupt) {
 				t.Errorf("Resume(%s) = %v; want ErrSnapshotCorrupt", tt.name, err)
 			}
@@ -105,12 +122,14 @@ func TestSnapshotCheck(t *testing.T) {
 }
 
 func TestSnapshotRestoreNeedsCatalog(t *testing.T) {
-	_, s := suspendedState(t)
-	state, _ := json.Marshal(s)
-	b, _ := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Checksum: checksum(state), State: state})
+	l, s := suspendedState(t)
+	b := resealed(t, l, s)
 	other, _ := New(Config{Model: scripted(), Observer: NopObserver{}})
-	if _, err := other.Resume(context.Background(), b, Answer("blog")); !errors.Is(err, ErrInvalidNode) {
-		t.Errorf("Resume on a loop without create_site = %v; want ErrInvalidNode", err)
+	if _, err := other.Resume(context.Background(), b, Answer("blog")); !errors.Is(err, ErrInvalidNode) || !errors.Is(err, ErrSnapshot) {
+		t.Errorf("Resume on a loop without create_site = %v; want ErrInvalidNode and ErrSnapshot", err)
+	}
+	if _, err := l.Resume(context.Background(), b, Answer("blog")); errors.Is(err, ErrAlreadyResumed) || errors.Is(err, ErrSnapshot) {
+		t.Errorf("Resume of the same snapshot in its own loop = %v; want it unclaimed by the refusal", err)
 	}
 }
 

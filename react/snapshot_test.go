@@ -1,7 +1,6 @@
 package react_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
@@ -43,8 +43,10 @@ func TestSnapshot_Envelope(t *testing.T) {
 	var env map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(res.Snapshot, &env))
 	assert.JSONEq(t, `"reactguard.react.snapshot"`, string(env["format"]))
-	assert.JSONEq(t, `1`, string(env["version"]))
-	assert.True(t, strings.HasPrefix(string(env["checksum"]), `"sha256:`))
+	assert.JSONEq(t, `2`, string(env["version"]))
+	assert.Regexp(t, `^"[0-9a-f]{16}"$`, string(env["key"]), "the key is named by an id, never included")
+	assert.Regexp(t, `^"hmac-sha256:[0-9a-f]{64}"$`, string(env["mac"]))
+	assert.NotContains(t, string(res.Snapshot), "checksum")
 	assert.Len(t, toolMessages(res.Transcript), 2, "l and w1; a and extra are answered on resume")
 }
 
@@ -81,11 +83,16 @@ func TestSnapshot_Refused(t *testing.T) {
 		{"not an object", []byte(`[1,2]`), react.ErrSnapshotCorrupt, "not an envelope"},
 		{"foreign object", []byte(`{"hello":"world"}`), react.ErrSnapshotForeign, "no format tag"},
 		{"other format", envEdit(func(e map[string]any) { e["format"] = "langgraph.checkpoint" }), react.ErrSnapshotForeign, "another library's document"},
-		{"other version", envEdit(func(e map[string]any) { e["version"] = 2 }), react.ErrSnapshotForeign, "a version this package does not read"},
-		{"edited stalls", edit(func(s map[string]any) { s["stalls"] = 5 }), react.ErrSnapshotCorrupt, "the checksum covers the content"},
-		{"edited transcript", []byte(strings.Replace(string(snap), "create a site called blog", "delete every site", 1)), react.ErrSnapshotCorrupt, "the checksum covers the user's words"},
-		{"bad checksum", envEdit(func(e map[string]any) { e["checksum"] = "sha256:00" }), react.ErrSnapshotCorrupt, "checksum mismatch"},
+		{"version 1", envEdit(func(e map[string]any) { e["version"] = 1 }), react.ErrSnapshotForeign, "unsealed snapshots are no longer read"},
+		{"other version", envEdit(func(e map[string]any) { e["version"] = 3 }), react.ErrSnapshotForeign, "a version this package does not read"},
+		{"edited stalls", edit(func(s map[string]any) { s["stalls"] = 5 }), react.ErrSnapshotSeal, "the seal covers the content"},
+		{"edited transcript", []byte(strings.Replace(string(snap), "create a site called blog", "delete every site", 1)), react.ErrSnapshotSeal, "the seal covers the user's words"},
+		{"edited snapshot id", edit(func(s map[string]any) { s["id"] = "another-id" }), react.ErrSnapshotSeal, "the identity that is claimed is sealed too"},
+		{"bad mac", envEdit(func(e map[string]any) { e["mac"] = "hmac-sha256:00" }), react.ErrSnapshotSeal, "a seal that does not match"},
+		{"no mac", envEdit(func(e map[string]any) { delete(e, "mac") }), react.ErrSnapshotSeal, "an unsealed snapshot"},
+		{"unknown key", envEdit(func(e map[string]any) { e["key"] = "0123456789abcdef" }), react.ErrSnapshotKey, "a key this loop does not hold"},
 		{"unknown field", envEdit(func(e map[string]any) { e["extra"] = 1 }), react.ErrSnapshotCorrupt, "strict envelope"},
+		{"old checksum field", envEdit(func(e map[string]any) { e["checksum"] = "sha256:00" }), react.ErrSnapshotCorrupt, "strict envelope"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,17 +101,10 @@ func TestSnapshot_Refused(t *testing.T) {
 			assert.ErrorIs(t, err, react.ErrSnapshot)
 		})
 	}
-
-	// A store may re-indent and reorder keys: the checksum is over content.
-	var buf bytes.Buffer
-	require.NoError(t, json.Indent(&buf, snap, "", "  "))
-	reordered := envEdit(func(map[string]any) {}) // map round trip sorts keys
-	for name, b := range map[string][]byte{"indented": buf.Bytes(), "reordered": reordered} {
-		l := e.again(newScript(turn(call("x", react.ToolFail, `{}`))))
-		got, err := l.Resume(context.Background(), b, react.Approve())
-		require.NoError(t, err, name)
-		assert.Equal(t, react.Failed, got.Status, name)
-	}
+	assert.Equal(t, 0, create.executions(), "no refused snapshot executed anything")
+	got, err := e.again(newScript(turn(call("x", react.ToolFail, `{}`)))).Resume(context.Background(), snap, react.Approve())
+	require.NoError(t, err, "the refusals did not claim the genuine snapshot")
+	assert.Equal(t, react.Failed, got.Status)
 }
 
 func TestSnapshot_DecisionMustFit(t *testing.T) {
@@ -133,23 +133,19 @@ func TestSnapshot_DecisionMustFit(t *testing.T) {
 	assert.ErrorIs(t, err, react.ErrDecision, "an interrupted run takes Continue")
 }
 
-// Resuming in a new Loop value with fresh in-memory stores, as a new
-// process would, yields the same transcript as resuming in the same Loop.
-func TestResume_NewProcessEquivalence(t *testing.T) {
-	run := func(newProcess bool) (react.Result, *fake) {
+// Resuming in a new Loop value over the same stores, as another process
+// sharing the stores and the snapshot key would, yields the same transcript
+// as resuming in the same Loop.
+func TestResume_NewLoopEquivalence(t *testing.T) {
+	run := func(newLoop bool) (react.Result, *fake) {
 		list, _, create := sitesTools()
 		e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
 		res := e.run(approvalNode, "create a site called blog")
 		require.Equal(t, react.Suspended, res.Status)
 		snap := append([]byte(nil), res.Snapshot...)
 		l := e.loop
-		if newProcess {
-			cfg := e.cfg
-			cfg.Model = approvalAfter()
-			cfg.Guards = &guard.Options{} // fresh memory stores: nothing shared but the snapshot
-			var err error
-			l, err = react.New(cfg)
-			require.NoError(t, err)
+		if newLoop {
+			l = e.again(approvalAfter())
 		} else {
 			e.model.turns = append(e.model.turns, approvalAfter().turns...)
 		}
@@ -169,12 +165,59 @@ func TestResume_NewProcessEquivalence(t *testing.T) {
 	requirePaired(t, other.Transcript)
 	assert.Equal(t, "the user approved the call of create_site", toolMessage(t, other.Transcript, "a").Content)
 	assert.Contains(t, toolMessage(t, other.Transcript, "extra").Content, "was not run", "the calls after a suspending call are skipped on resume")
-	assert.JSONEq(t, "42", string(other.Outputs["site_id"].Value), "the evidence of the run travelled in the snapshot")
+	assert.JSONEq(t, "42", string(other.Outputs["site_id"].Value))
 }
 
-// An approved call executes exactly once even if the same snapshot is
-// resumed twice: the shared write ledger reuses the first result.
-func TestResume_ApproveTwiceExecutesOnce(t *testing.T) {
+// The evidence of an in-process ledger travels in the snapshot: a loop
+// whose ledger never saw the run resumes it with its evidence (the
+// approvals and the write ledger are server-side truth and must be shared).
+func TestResume_EvidenceTravelsInSnapshot(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	cfg := e.cfg
+	cfg.Model = approvalAfter()
+	cfg.Guards = &guard.Options{Ledger: evidence.NewMemory(), Approvals: e.guards.Approvals, WriteLedger: e.guards.WriteLedger}
+	cfg.KeepRunState = true
+	l, err := react.New(cfg)
+	require.NoError(t, err)
+	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, got.Status)
+	assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "s"), "the output cites w2, recorded in the new ledger")
+	recs, err := cfg.Guards.Ledger.Records(context.Background(), "run-1")
+	require.NoError(t, err)
+	assert.NotEmpty(t, recs, "the fresh ledger holds the imported evidence")
+}
+
+// An approval binds to the server-side truth: a loop whose Approvals store
+// never gated the run's call (fresh stores, another service) refuses the
+// approval and executes nothing, and the snapshot stays resumable where the
+// truth is.
+func TestResume_ApprovalNeedsTheGatedCall(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	cfg := e.cfg
+	cfg.Model = approvalAfter()
+	cfg.Guards = memoryStores()
+	l, err := react.New(cfg)
+	require.NoError(t, err)
+	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
+	require.ErrorIs(t, err, guard.ErrNotPending)
+	assert.Equal(t, react.Suspended, got.Status)
+	assert.Equal(t, res.Snapshot, got.Snapshot, "the same snapshot, to give the decision again")
+	assert.Equal(t, 0, create.executions())
+
+	got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	require.NoError(t, err, "the refused resume released its claim")
+	assert.Equal(t, react.Finished, got.Status)
+	assert.Equal(t, 1, create.executions())
+}
+
+// A snapshot is resumed once: the second resume is refused before it does
+// anything, and the approved write runs once.
+func TestResume_ApproveTwiceRefused(t *testing.T) {
 	list, _, create := sitesTools()
 	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
 	res := e.run(approvalNode, "create a site called blog")
@@ -182,17 +225,16 @@ func TestResume_ApproveTwiceExecutesOnce(t *testing.T) {
 
 	first, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
 	require.NoError(t, err)
-	// The second resume ends with builtin_node_fail: the reused result is
-	// a SUCCESS without execution, which the evidence guard does not
-	// record, so it cannot serve as a sourceRef.
-	again := newScript(turn(call("w2", "create_site", `{"name":"blog"}`)), turn(call("x", react.ToolFail, `{}`)))
-	second, err := e.again(again).Resume(context.Background(), res.Snapshot, react.Approve())
-	require.NoError(t, err)
 	assert.Equal(t, react.Finished, first.Status)
-	assert.Equal(t, react.Failed, second.Status)
-	assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "w2"))
-	assert.Equal(t, 1, create.executions(), "the second resume reuses the recorded write")
-	assert.Contains(t, toolMessage(t, second.Transcript, "w2").Content, `{"id":42}`)
+	for _, d := range []react.Decision{react.Approve(), react.Decline("changed my mind")} {
+		again := newScript(turn(call("w3", "create_site", `{"name":"blog"}`)), turn(call("x", react.ToolFail, `{}`)))
+		second, err := e.again(again).Resume(context.Background(), res.Snapshot, d)
+		require.ErrorIs(t, err, react.ErrAlreadyResumed, "resume #2 with %v", d)
+		assert.NotErrorIs(t, err, react.ErrSnapshot, "an already resumed snapshot is not a broken one")
+		assert.Zero(t, second.Status, "nothing ran")
+		assert.Empty(t, again.reqs, "the model was not called")
+	}
+	assert.Equal(t, 1, create.executions())
 }
 
 // A declined approval is a legitimate result, not a rule violation.
@@ -223,13 +265,19 @@ func TestResume_StoreFailureKeepsSnapshot(t *testing.T) {
 	res := e.run(approvalNode, "create a site called blog")
 	cfg := e.cfg
 	cfg.Model = approvalAfter()
-	cfg.Guards = &guard.Options{Approvals: failingApprovals{e.guards.Approvals}}
+	cfg.Guards = &guard.Options{Ledger: e.guards.Ledger, Approvals: failingApprovals{e.guards.Approvals}, WriteLedger: e.guards.WriteLedger}
 	l, err := react.New(cfg)
 	require.NoError(t, err)
 	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
 	require.ErrorIs(t, err, errStore)
 	assert.Equal(t, react.Suspended, got.Status)
 	assert.Equal(t, res.Snapshot, got.Snapshot)
+	assert.Equal(t, 0, create.executions())
+
+	got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	require.NoError(t, err, "the decision is given again with the same snapshot once the store is back")
+	assert.Equal(t, react.Finished, got.Status)
+	assert.Equal(t, 1, create.executions())
 }
 
 var errStore = &storeError{}
@@ -240,6 +288,6 @@ func (*storeError) Error() string { return "store unreachable" }
 
 type failingApprovals struct{ guard.Approvals }
 
-func (failingApprovals) Approve(context.Context, string, string) error { return errStore }
+func (failingApprovals) Approve(context.Context, string, string, string) error { return errStore }
 
 var _ = tool.Read

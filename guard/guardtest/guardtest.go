@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -58,10 +59,17 @@ var approvalsCases = []approvalsCase{
 	{"GateRecordsAndReplaces", gateRecordsAndReplaces},
 	{"GateCopiesArgs", gateCopiesArgs},
 	{"ApproveGrantsOneExecution", approveGrantsOneExecution},
+	{"ApproveOnlyTheGatedCall", approveOnlyTheGatedCall},
+	{"ApproveDeliveredTwiceGrantsOne", approveDeliveredTwiceGrantsOne},
+	{"ApproveAfterConsumeGrantsNothing", approveAfterConsumeGrantsNothing},
 	{"ApprovalBindsToFingerprint", approvalBindsToFingerprint},
+	{"EachApprovedCallGrantsOne", eachApprovedCallGrantsOne},
 	{"DeclineGrantsNothing", declineGrantsNothing},
+	{"DeclineOnlyTheGatedCall", declineOnlyTheGatedCall},
+	{"DecisionsAreFinal", decisionsAreFinal},
 	{"RunsAreIsolated", approvalRunsAreIsolated},
 	{"ConsumeIsAtomic", consumeIsAtomic},
+	{"DecideIsAtomic", decideIsAtomic},
 }
 
 func nothingGatedInitially(t *testing.T, a guard.Approvals, run string) {
@@ -94,6 +102,9 @@ func gateRecordsAndReplaces(t *testing.T, a guard.Approvals, run string) {
 	if !ok || !sameCall(got, second) {
 		t.Fatalf("Gated after a second Gate = %+v, %v; want %+v (the later call replaces the earlier)", got, ok, second)
 	}
+	if err := a.Approve(ctx, run, "c1", "fp1"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Approve(c1) after c2 replaced it = %v; want ErrNotPending (only the waiting call can be approved)", err)
+	}
 }
 
 func gateCopiesArgs(t *testing.T, a guard.Approvals, run string) {
@@ -108,89 +119,193 @@ func gateCopiesArgs(t *testing.T, a guard.Approvals, run string) {
 	}
 }
 
+// gate records call c1 with fingerprint fp as waiting in run.
+func gate(t *testing.T, a guard.Approvals, run string) {
+	t.Helper()
+	must(t, a.Gate(context.Background(), run, guard.GatedCall{CallID: "c1", Tool: "w", Args: json.RawMessage(`{}`), Fingerprint: "fp"}))
+}
+
+// consumes returns how many times Consume(fp) succeeds in run, up to 3.
+func consumes(t *testing.T, a guard.Approvals, run, fp string) int {
+	t.Helper()
+	n := 0
+	for range 3 {
+		ok, err := a.Consume(context.Background(), run, fp)
+		must(t, err)
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
 func approveGrantsOneExecution(t *testing.T, a guard.Approvals, run string) {
 	ctx := context.Background()
-	must(t, a.Gate(ctx, run, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp"}))
-	must(t, a.Approve(ctx, run, "fp"))
+	gate(t, a, run)
+	must(t, a.Approve(ctx, run, "c1", "fp"))
 	if c, ok, err := a.Gated(ctx, run); err != nil || ok {
 		t.Fatalf("Gated after Approve = %+v, %v, %v; want nothing waiting", c, ok, err)
 	}
-	ok, err := a.Consume(ctx, run, "fp")
-	must(t, err)
-	if !ok {
-		t.Fatal("Consume(fp) after Approve(fp) = false; want true")
+	if n := consumes(t, a, run, "fp"); n != 1 {
+		t.Fatalf("Consume(fp) succeeded %d times after one Approve; want 1 (an approval is consumed by one execution)", n)
 	}
-	ok, err = a.Consume(ctx, run, "fp")
-	must(t, err)
-	if ok {
-		t.Fatal("second Consume(fp) = true; want false (an approval is consumed by one execution)")
+}
+
+func approveOnlyTheGatedCall(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	if err := a.Approve(ctx, run, "c1", "fp"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Approve with nothing gated = %v; want ErrNotPending", err)
+	}
+	gate(t, a, run)
+	for _, tt := range []struct {
+		name, run, call, fp string
+	}{
+		{"another call id", run, "c2", "fp"},
+		{"another fingerprint (edited arguments)", run, "c1", "fp-edited"},
+		{"another run", run + "/other", "c1", "fp"},
+		{"an empty call id", run, "", "fp"},
+	} {
+		if err := a.Approve(ctx, tt.run, tt.call, tt.fp); !errors.Is(err, guard.ErrNotPending) {
+			t.Fatalf("Approve(%s) = %v; want ErrNotPending", tt.name, err)
+		}
+	}
+	if n := consumes(t, a, run, "fp") + consumes(t, a, run, "fp-edited") + consumes(t, a, run+"/other", "fp"); n != 0 {
+		t.Fatalf("refused approvals granted %d executions; want 0", n)
+	}
+	if c, ok, err := a.Gated(ctx, run); err != nil || !ok || c.CallID != "c1" {
+		t.Fatalf("Gated after refused approvals = %+v, %v, %v; want c1 still waiting", c, ok, err)
+	}
+}
+
+func approveDeliveredTwiceGrantsOne(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	gate(t, a, run)
+	must(t, a.Approve(ctx, run, "c1", "fp"))
+	if err := a.Approve(ctx, run, "c1", "fp"); err != nil {
+		t.Fatalf("Approve delivered a second time = %v; want nil (a retried decision is not an error)", err)
+	}
+	if n := consumes(t, a, run, "fp"); n != 1 {
+		t.Fatalf("Consume(fp) succeeded %d times after one approval delivered twice; want 1", n)
+	}
+}
+
+func approveAfterConsumeGrantsNothing(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	gate(t, a, run)
+	must(t, a.Approve(ctx, run, "c1", "fp"))
+	if n := consumes(t, a, run, "fp"); n != 1 {
+		t.Fatalf("Consume(fp) succeeded %d times; want 1", n)
+	}
+	if err := a.Approve(ctx, run, "c1", "fp"); err != nil {
+		t.Fatalf("Approve replayed after the execution = %v; want nil", err)
+	}
+	if n := consumes(t, a, run, "fp"); n != 0 {
+		t.Fatalf("a replayed approval granted %d executions; want 0", n)
 	}
 }
 
 func approvalBindsToFingerprint(t *testing.T, a guard.Approvals, run string) {
 	ctx := context.Background()
-	must(t, a.Approve(ctx, run, "fp-a"))
-	ok, err := a.Consume(ctx, run, "fp-b")
-	must(t, err)
-	if ok {
-		t.Fatal("Consume(fp-b) after Approve(fp-a) = true; want false (an approval binds to one call)")
+	must(t, a.Gate(ctx, run, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp-a"}))
+	must(t, a.Approve(ctx, run, "c1", "fp-a"))
+	if n := consumes(t, a, run, "fp-b"); n != 0 {
+		t.Fatal("Consume(fp-b) after approving fp-a succeeded; want false (an approval binds to one call)")
 	}
-	ok, err = a.Consume(ctx, run, "fp-a")
-	must(t, err)
-	if !ok {
-		t.Fatal("Consume(fp-a) = false; want true (consuming another fingerprint must not use it up)")
+	if n := consumes(t, a, run, "fp-a"); n != 1 {
+		t.Fatalf("Consume(fp-a) succeeded %d times; want 1 (consuming another fingerprint must not use it up)", n)
+	}
+}
+
+func eachApprovedCallGrantsOne(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	for _, id := range []string{"c1", "c2"} {
+		must(t, a.Gate(ctx, run, guard.GatedCall{CallID: id, Tool: "w", Fingerprint: "fp"}))
+		must(t, a.Approve(ctx, run, id, "fp"))
+	}
+	if n := consumes(t, a, run, "fp"); n != 2 {
+		t.Fatalf("Consume(fp) succeeded %d times after two calls were approved; want 2 (each decision grants one)", n)
 	}
 }
 
 func declineGrantsNothing(t *testing.T, a guard.Approvals, run string) {
 	ctx := context.Background()
-	must(t, a.Gate(ctx, run, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp"}))
-	must(t, a.Decline(ctx, run))
+	gate(t, a, run)
+	must(t, a.Decline(ctx, run, "c1"))
 	if c, ok, err := a.Gated(ctx, run); err != nil || ok {
 		t.Fatalf("Gated after Decline = %+v, %v, %v; want nothing waiting", c, ok, err)
 	}
-	ok, err := a.Consume(ctx, run, "fp")
-	must(t, err)
-	if ok {
-		t.Fatal("Consume after Decline = true; want false")
+	if err := a.Decline(ctx, run, "c1"); err != nil {
+		t.Fatalf("Decline delivered a second time = %v; want nil", err)
+	}
+	if n := consumes(t, a, run, "fp"); n != 0 {
+		t.Fatal("Consume after Decline succeeded; want false")
+	}
+}
+
+func declineOnlyTheGatedCall(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	if err := a.Decline(ctx, run, "c1"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Decline with nothing gated = %v; want ErrNotPending", err)
+	}
+	gate(t, a, run)
+	if err := a.Decline(ctx, run, "c2"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Decline(another call) = %v; want ErrNotPending", err)
+	}
+	if err := a.Decline(ctx, run+"/other", "c1"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Decline(another run) = %v; want ErrNotPending", err)
+	}
+	if _, ok, err := a.Gated(ctx, run); err != nil || !ok {
+		t.Fatalf("Gated after refused declines = %v, %v; want c1 still waiting", ok, err)
+	}
+}
+
+func decisionsAreFinal(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	gate(t, a, run)
+	must(t, a.Approve(ctx, run, "c1", "fp"))
+	if err := a.Decline(ctx, run, "c1"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Decline after Approve = %v; want ErrNotPending", err)
+	}
+	other := run + "/declined"
+	gate(t, a, other)
+	must(t, a.Decline(ctx, other, "c1"))
+	if err := a.Approve(ctx, other, "c1", "fp"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Approve after Decline = %v; want ErrNotPending", err)
+	}
+	if n := consumes(t, a, other, "fp"); n != 0 {
+		t.Fatalf("a declined call granted %d executions; want 0", n)
 	}
 }
 
 func approvalRunsAreIsolated(t *testing.T, a guard.Approvals, run string) {
 	ctx := context.Background()
 	other := run + "/other"
-	must(t, a.Gate(ctx, run, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp"}))
-	must(t, a.Approve(ctx, run, "fp"))
+	gate(t, a, run)
+	must(t, a.Approve(ctx, run, "c1", "fp"))
 	must(t, a.Gate(ctx, run, guard.GatedCall{CallID: "c2", Tool: "w", Fingerprint: "fp2"}))
 	if c, ok, err := a.Gated(ctx, other); err != nil || ok {
 		t.Fatalf("Gated(other run) = %+v, %v, %v; want nothing", c, ok, err)
 	}
-	ok, err := a.Consume(ctx, other, "fp")
-	must(t, err)
-	if ok {
+	if n := consumes(t, a, other, "fp"); n != 0 {
 		t.Fatal("Consume(other run, fp) = true; want false (approvals belong to one run)")
 	}
-	must(t, a.Decline(ctx, other))
+	if err := a.Decline(ctx, other, "c2"); !errors.Is(err, guard.ErrNotPending) {
+		t.Fatalf("Decline(other run, c2) = %v; want ErrNotPending", err)
+	}
 	if _, ok, err := a.Gated(ctx, run); err != nil || !ok {
 		t.Fatalf("Gated(run) after Decline(other run) = %v, %v; want the call still waiting", ok, err)
 	}
 }
 
-func consumeIsAtomic(t *testing.T, a guard.Approvals, run string) {
-	ctx := context.Background()
-	must(t, a.Approve(ctx, run, "fp"))
-	var granted atomic.Int32
+// parallel runs f from Concurrency goroutines and joins them.
+func parallel(t *testing.T, f func(i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, Concurrency)
-	for range Concurrency {
+	for i := range Concurrency {
 		wg.Go(func() {
-			ok, err := a.Consume(ctx, run, "fp")
-			if err != nil {
+			if err := f(i); err != nil {
 				errs <- err
-				return
-			}
-			if ok {
-				granted.Add(1)
 			}
 		})
 	}
@@ -199,8 +314,64 @@ func consumeIsAtomic(t *testing.T, a guard.Approvals, run string) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+func consumeIsAtomic(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	gate(t, a, run)
+	must(t, a.Approve(ctx, run, "c1", "fp"))
+	var granted atomic.Int32
+	parallel(t, func(int) error {
+		ok, err := a.Consume(ctx, run, "fp")
+		if ok {
+			granted.Add(1)
+		}
+		return err
+	})
 	if n := granted.Load(); n != 1 {
 		t.Fatalf("%d concurrent Consume calls after one Approve granted %d executions; want 1", Concurrency, n)
+	}
+}
+
+// decideIsAtomic races approvals and declines of one gated call: exactly
+// one kind of decision wins, every other call of that kind is a repeat
+// (nil) and every call of the other kind is refused, and at most one
+// execution is granted.
+func decideIsAtomic(t *testing.T, a guard.Approvals, run string) {
+	ctx := context.Background()
+	gate(t, a, run)
+	var approved, declined, refused atomic.Int32
+	parallel(t, func(i int) error {
+		var err error
+		if i%2 == 0 {
+			err = a.Approve(ctx, run, "c1", "fp")
+			if err == nil {
+				approved.Add(1)
+			}
+		} else {
+			err = a.Decline(ctx, run, "c1")
+			if err == nil {
+				declined.Add(1)
+			}
+		}
+		if errors.Is(err, guard.ErrNotPending) {
+			refused.Add(1)
+			return nil
+		}
+		return err
+	})
+	half := int32(Concurrency / 2)
+	switch {
+	case approved.Load() == half && declined.Load() == 0 && refused.Load() == half:
+		if n := consumes(t, a, run, "fp"); n != 1 {
+			t.Fatalf("the approval won the race but granted %d executions; want 1", n)
+		}
+	case declined.Load() == half && approved.Load() == 0 && refused.Load() == half:
+		if n := consumes(t, a, run, "fp"); n != 0 {
+			t.Fatalf("the decline won the race but %d executions were granted; want 0", n)
+		}
+	default:
+		t.Fatalf("racing decisions: %d approvals and %d declines accepted, %d refused; want one kind accepted %d times and the other refused", approved.Load(), declined.Load(), refused.Load(), half)
 	}
 }
 
@@ -352,25 +523,13 @@ func finishCopiesResult(t *testing.T, l guard.WriteLedger, key string) {
 func beginIsAtomic(t *testing.T, l guard.WriteLedger, key string) {
 	ctx := context.Background()
 	var claims atomic.Int32
-	var wg sync.WaitGroup
-	errs := make(chan error, Concurrency)
-	for range Concurrency {
-		wg.Go(func() {
-			_, ok, err := l.Begin(ctx, key, "w")
-			if err != nil {
-				errs <- err
-				return
-			}
-			if ok {
-				claims.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	parallel(t, func(int) error {
+		_, ok, err := l.Begin(ctx, key, "w")
+		if ok {
+			claims.Add(1)
+		}
+		return err
+	})
 	if n := claims.Load(); n != 1 {
 		t.Fatalf("%d concurrent Begin(%q) calls made %d claims; want exactly 1", Concurrency, key, n)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/react"
@@ -119,7 +120,8 @@ func (a Adapter) RunApprovalLoop(t *testing.T, runID string, calls LoopCalls) *S
 	s := a.NewServer(t, LoopReplies()...)
 	var creates atomic.Int32
 	catalog := SiteCatalog(&creates)
-	stores := &guard.Options{} // shared by both loops, as a service shares its stores
+	// Shared by both loops, as a service shares its stores.
+	stores := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
 	newLoop := func() *react.Loop {
 		l, err := react.New(react.Config{
 			Model:    a.Model(t, s), // a fresh adapter each time, as in a new process

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/react"
@@ -104,7 +105,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// The stores that must outlive a process (approvals, write ledger,
 	// evidence). A service on many replicas plugs in its own; the story
 	// shares in-memory ones between its loop values.
-	stores := &guard.Options{}
+	stores := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
 	p := newPrinter(cfg.View, out)
 	logs := io.Discard
 	if cfg.Log != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -146,4 +147,40 @@ func ExampleLoop_Resume() {
 	//   w2: create_site succeeded
 	// {"id":42,"name":"shop"}
 	//   f: the node is finished
+}
+
+// A service keeps stopped runs in a run store (durable in production:
+// stores/postgres, stores/sqlite), lists the approvals waiting in an inbox,
+// and resumes a run by its id when the user decides.
+func ExampleLoop_ResumeRun() {
+	runs := runstore.NewMemory()
+	stores := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
+	loop, _ := react.New(react.Config{
+		Model: replay(
+			tc("w1", "create_site", `{"name":"shop"}`),
+			tc("a", react.ToolApproval, `{"tool":"create_site","reason":"the user asked for a shop"}`),
+			tc("w2", "create_site", `{"name":"shop"}`),
+			tc("f", react.ToolFinish, `{}`),
+		),
+		Tools:    exampleCatalog(),
+		Guards:   stores,
+		Runs:     runs,
+		Observer: react.NopObserver{},
+		NewRunID: func() string { return "run-7" },
+	})
+	_, _ = loop.Run(context.Background(), react.Node{Name: "shop", Tools: []string{"create_site"}}, "create a site called shop")
+
+	inbox, _ := runs.List(context.Background(), runstore.Filter{Kind: runstore.Approval})
+	for _, r := range inbox.Runs {
+		fmt.Println(r.ID, r.Node, r.Kind, r.Tool, string(r.Args), "-", r.Reason)
+	}
+	res, err := loop.ResumeRun(context.Background(), "run-7", react.Approve())
+	fmt.Println(res.Status, err)
+	_, stillThere, _ := runs.Get(context.Background(), "run-7")
+	fmt.Println("kept after it finished:", stillThere)
+	// Output:
+	// run-7 shop approval create_site {"name":"shop"} - the user asked for a shop
+	//   (create_site runs)
+	// finished <nil>
+	// kept after it finished: false
 }

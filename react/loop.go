@@ -94,6 +94,15 @@ type Config struct {
 	// the process; replicas and restarts need a shared durable store
 	// (stores/postgres, stores/sqlite).
 	Claims runstore.Claims
+	// Runs, when set, keeps the latest snapshot of every stopped run, for an
+	// approvals inbox ([runstore.Store.List]) and for [Loop.ResumeRun]:
+	// before Run or Resume returns a Suspended or Interrupted result, the
+	// loop saves its snapshot with what the inbox shows (node, kind, the
+	// gated write or the question, the stop time from Now); when a run
+	// finishes or fails, it deletes the run's record. A store failure is
+	// returned as the error, with the result and its snapshot intact. Nil
+	// keeps nothing: the host stores Result.Snapshot itself.
+	Runs runstore.Store
 	// KeepRunState keeps a run's evidence and approvals in the stores after
 	// the run finished or failed. By default the loop calls Forget(run) on
 	// every store of Guards that has such a method (the in-memory stores
@@ -125,6 +134,7 @@ type Loop struct {
 	keys      []sealKey // keys[0] seals
 	maxAge    time.Duration
 	claims    runstore.Claims
+	runs      runstore.Store
 	schemas   sync.Map // *tool.Tool → json.RawMessage
 }
 
@@ -186,7 +196,7 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.keys, l.maxAge, l.claims = keys, cfg.SnapshotMaxAge, cfg.Claims
+	l.keys, l.maxAge, l.claims, l.runs = keys, cfg.SnapshotMaxAge, cfg.Claims, cfg.Runs
 	if l.claims == nil {
 		l.claims = processClaims
 	}
@@ -300,6 +310,33 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result,
 		}
 	}
 	return r.loop(ctx)
+}
+
+// Errors of [Loop.ResumeRun].
+var (
+	// ErrNoRunStore: the loop has no Config.Runs.
+	ErrNoRunStore = errors.New("react: Config.Runs is not set")
+	// ErrRunNotFound: Config.Runs holds no stopped run with that id (it
+	// ended, expired, was deleted, or never stopped).
+	ErrRunNotFound = errors.New("react: no stopped run with that id")
+)
+
+// ResumeRun resumes the stopped run id from the snapshot Config.Runs holds
+// for it, with the user's decision, as [Loop.Resume] does; it returns
+// [ErrNoRunStore] without a run store and an error wrapping
+// [ErrRunNotFound] when the store holds no such run.
+func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision) (Result, error) {
+	if l.runs == nil {
+		return Result{}, ErrNoRunStore
+	}
+	rec, ok, err := l.runs.Get(ctx, id)
+	if err != nil {
+		return Result{}, fmt.Errorf("react: run store: get run %s: %w", id, err)
+	}
+	if !ok {
+		return Result{}, fmt.Errorf("%w: %q", ErrRunNotFound, id)
+	}
+	return l.Resume(ctx, rec.Snapshot, d)
 }
 
 // loop drives the run until it ends or stops.
@@ -423,7 +460,7 @@ func (r *run) end(ctx context.Context) (Result, error) {
 		res.Snapshot = snap
 	case Interrupted:
 	}
-	return res, nil
+	return res, r.keep(ctx, res)
 }
 
 // interrupt stops the run on err with a snapshot that resumes it.
@@ -437,7 +474,42 @@ func (r *run) interrupt(ctx context.Context, err error) (Result, error) {
 		return res, errors.Join(err, serr)
 	}
 	res.Snapshot = snap
-	return res, err
+	return res, errors.Join(err, r.keep(ctx, res))
+}
+
+// keep records the run's result in Config.Runs: the snapshot of a stopped
+// run, or the removal of a run that ended for good. It uses a context that
+// is not cancelled with ctx, so an interrupted run is still kept.
+func (r *run) keep(ctx context.Context, res Result) error {
+	runs := r.l.runs
+	if runs == nil {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	switch res.Status {
+	case Finished, Failed:
+		if err := runs.Delete(ctx, r.id); err != nil {
+			return fmt.Errorf("react: run store: delete run %s: %w", r.id, err)
+		}
+		return nil
+	default: // Suspended, Interrupted
+	}
+	rec := runstore.Run{ID: r.id, Node: r.node.Name, Kind: runstore.Interrupted, Snapshot: res.Snapshot, Stopped: r.l.now()}
+	if s := res.Suspension; s != nil {
+		switch s.Kind {
+		case SuspendApproval:
+			rec.Kind, rec.Reason = runstore.Approval, s.Reason
+			if p := s.Approval; p != nil {
+				rec.Tool, rec.Args = p.Tool, p.Args
+			}
+		case SuspendFollowUp:
+			rec.Kind, rec.Question = runstore.FollowUp, s.Question
+		}
+	}
+	if err := runs.Save(ctx, rec); err != nil {
+		return fmt.Errorf("react: run store: save run %s: %w", r.id, err)
+	}
+	return nil
 }
 
 // result builds the Result of the run's current state.

@@ -90,11 +90,13 @@
 // a call is waiting but of another tool than the one named (a typo, a read
 // tool) → APPROVAL_TOOL_MISMATCH naming the waiting tool; otherwise the run
 // suspends ([SuspendApproval]) for that exact call (tool, arguments,
-// fingerprint). On resume, [Approve] grants one execution of that
-// fingerprint (guard.Approvals.Approve) and the call's result is SUCCESS
-// RESULT_APPROVAL_GRANTED; the model then calls the write again and the
-// write gate executes it — once, even if the same snapshot is resumed
-// twice, because the write ledger reuses the first result. [Decline] is
+// fingerprint). On resume, [Approve] grants one execution of that call —
+// only if the run's Approvals store recorded it as the call waiting, with
+// the same fingerprint (guard.Approvals.Approve) — and the call's result is
+// SUCCESS RESULT_APPROVAL_GRANTED; the model then calls the write again and
+// the write gate executes it once, consuming the approval. A snapshot is
+// resumed once (a second resume gets [ErrAlreadyResumed]), and the write
+// ledger reuses a write that already succeeded. [Decline] is
 // SUCCESS RESULT_APPROVAL_DECLINED: a legitimate answer, not a violation;
 // it counts no stall.
 //
@@ -173,15 +175,24 @@
 // [SnapshotFormat]): the node, the transcript, counters, outputs, the
 // pending call, the answered questions, and — when the evidence ledger is
 // an evidence.Exporter such as the in-memory default — the run's evidence.
-// It is versioned and checksummed over its content; [Loop.Resume] refuses
-// a foreign document ([ErrSnapshotForeign]) or a corrupt or edited one
-// ([ErrSnapshotCorrupt]). The calls of the suspended turn after the
-// suspending call are answered REASON_SKIPPED on resume, so resuming in a
-// new Loop — as a new process would — yields the same transcript as
-// resuming in the same one. The approvals and the write ledger are not in
-// the snapshot: they must be shared stores for the guarantees above to
-// hold across processes ("approve twice, execute once" needs the same
-// write ledger).
+// It is versioned and sealed with HMAC-SHA256 under the loop's snapshot
+// keys (Config.SnapshotKeys; without them, a random key per process) over a
+// canonical form, so stores may re-encode it but nobody without a key can
+// change it. [Loop.Resume] refuses a foreign document
+// ([ErrSnapshotForeign]), one sealed under a key it does not hold
+// ([ErrSnapshotKey]), an edited one ([ErrSnapshotSeal]), an old one
+// ([ErrSnapshotExpired]) or an inconsistent one ([ErrSnapshotCorrupt]), all
+// wrapping [ErrSnapshot]; then it claims the snapshot's identity in
+// Config.Claims, so each snapshot is resumed once ([ErrAlreadyResumed] for
+// every other resume, concurrent or later). The calls of the suspended
+// turn after the suspending call are answered REASON_SKIPPED on resume, so
+// resuming in a new Loop — as a new process would — yields the same
+// transcript as resuming in the same one. The approvals, the write ledger
+// and the claims are not in the snapshot: they are the server-side truth
+// and must be stores shared by every process that resumes runs. With
+// Config.Runs, the loop keeps every stopped run's snapshot in a run store
+// (an approvals inbox lists it) and [Loop.ResumeRun] resumes it by run id.
+// docs/architecture.md has the threat model.
 //
 // # Events and metrics
 //

@@ -91,3 +91,39 @@ func FuzzSnapshotDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSnapshotTransform: a snapshot of a run whose user words, call ids
+// and arguments are arbitrary (invalid UTF-8 included) survives every
+// content-preserving re-encoding a store or a host may apply (indentation,
+// a Go map round trip, reordered keys, escaped non-ASCII, no HTML
+// escaping, in any combination): Resume never refuses it as a snapshot.
+func FuzzSnapshotTransform(f *testing.F) {
+	f.Add("create a site called blog", "l", `{}`, "the user asked", uint8(0))
+	f.Add("blog\xff\xfe", "l\xc3", `{"q":"\xff"}`, "<b>&</b>", uint8(31))
+	f.Add("博客 🚀 \u2028", "", `{"q":"\u0000"}`, "", uint8(6))
+	f.Add("x", "w1", `not json`, "\"quoted\"", uint8(9))
+	f.Fuzz(func(t *testing.T, user, id, args, reason string, transform uint8) {
+		reasonJSON, _ := json.Marshal(reason)
+		before := newScript(
+			turn(react.ToolCall{ID: id, Name: "list_sites", Args: json.RawMessage(args)}),
+			turn(call("w1", "create_site", `{"name":"blog"}`)),
+			turn(call("a", react.ToolApproval, `{"tool":"create_site","reason":`+string(reasonJSON)+`}`)),
+		)
+		list, _, create := sitesTools()
+		e := newEnv(t, before, list.Tool, create.Tool)
+		res, err := e.loop.Run(context.Background(), approvalNode, user)
+		if err != nil || res.Status != react.Suspended {
+			return // the fuzzed call made the run go elsewhere
+		}
+		snap := res.Snapshot
+		for i, re := range reencodings {
+			if transform&(1<<i) != 0 {
+				snap = re.f(t, snap)
+			}
+		}
+		_, err = e.again(newScript(turn(call("zz", react.ToolFail, `{}`)))).Resume(context.Background(), snap, react.Approve())
+		if errors.Is(err, react.ErrSnapshot) {
+			t.Fatalf("Resume(re-encoded snapshot, transforms %05b) = %v; want it resumed", transform, err)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package react
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,7 @@ func calls(cs ...ToolCall) Response { return Response{ToolCalls: cs} }
 
 // suspendedState runs a node to a follow-up suspension after a write was
 // deferred and returns its decoded snapshot state.
-func suspendedState(t *testing.T) (*Loop, *snapState) {
+func suspendedState(t testing.TB) (*Loop, *snapState) {
 	t.Helper()
 	create := &tool.Tool{Name: "create_site", InputSchema: &jsonschema.Schema{Type: "object"}, Effect: tool.Write,
 		Func: func(context.Context, tool.Request) (any, error) { return 1, nil }}
@@ -164,4 +165,39 @@ func TestHolds(t *testing.T) {
 	if jsonOrText(nil) != nil {
 		t.Error("jsonOrText(nil) != nil")
 	}
+}
+
+// FuzzSnapshotOpen: whatever change is made to a genuine snapshot, open
+// either refuses it or, when it accepts it, the change did not change the
+// content: the state decodes to exactly the sealed state.
+func FuzzSnapshotOpen(f *testing.F) {
+	l, s := suspendedState(f)
+	snap, err := l.seal(s)
+	if err != nil {
+		f.Fatal(err)
+	}
+	want, _ := json.Marshal(s)
+	f.Add(uint16(0), byte('x'), false)
+	f.Add(uint16(40), byte(' '), true)
+	f.Add(uint16(200), byte('9'), false)
+	f.Add(uint16(len(snap)-3), byte('}'), true)
+	f.Fuzz(func(t *testing.T, pos uint16, b byte, insert bool) {
+		mutated := bytes.Clone(snap)
+		i := int(pos) % len(mutated)
+		if insert {
+			mutated = append(mutated[:i], append([]byte{b}, mutated[i:]...)...)
+		} else {
+			mutated[i] = b
+		}
+		got, err := l.open(mutated)
+		if err != nil {
+			if !errors.Is(err, ErrSnapshot) {
+				t.Fatalf("open(mutated) = %v; want an error wrapping ErrSnapshot", err)
+			}
+			return
+		}
+		if canon, _ := json.Marshal(got); !bytes.Equal(canon, want) {
+			t.Fatalf("open accepted a changed content:\n got %s\nwant %s", canon, want)
+		}
+	})
 }

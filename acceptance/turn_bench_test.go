@@ -1,0 +1,195 @@
+package acceptance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/invoker"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// The turn benchmark (issue "a guarded turn that costs a quarter of the
+// best peer's"): a scripted model drives N turns, each with k calls of a
+// trivial typed read tool with new arguments, then finishes. Three ways
+// run the same script in the same benchmark, one after the other in every
+// iteration, so that their ratio is measured under the same load:
+//
+//   - bare: a loop written here by hand that does the same work — call the
+//     model, run each tool, encode its result, append the assistant and tool
+//     messages — and nothing else;
+//   - loop: react.Loop with no guards (the default invoker alone as its
+//     handler), the default log observer on a discarded handler;
+//   - guarded: react.Loop with every default guard, the same observer.
+//
+// Reported per turn: ns and allocations of each way, and the overhead of
+// loop and guarded over bare. Every iteration asserts the counts: the runs
+// finished, N·k executions each.
+
+type turnIn struct {
+	Q string `json:"q"`
+}
+
+type turnOut struct {
+	Found string `json:"found"`
+	Score int    `json:"score"`
+}
+
+// turnTool is the trivial read tool of the benchmark; execs counts its
+// executions.
+func turnTool(execs *int) *tool.Tool {
+	t := tool.New("lookup", "Looks a word up.", func(_ context.Context, in turnIn) (turnOut, error) {
+		*execs++
+		return turnOut{Found: in.Q, Score: len(in.Q)}, nil
+	})
+	t.Effect = tool.Read
+	return t
+}
+
+// turnScript is the model's script: n turns of k lookup calls with new
+// arguments, then a finish.
+func turnScript(n, k int) []react.Response {
+	turns := make([]react.Response, n+1)
+	for i := range n {
+		calls := make([]react.ToolCall, k)
+		for j := range calls {
+			id := "c" + strconv.Itoa(i) + "_" + strconv.Itoa(j)
+			calls[j] = react.ToolCall{ID: id, Name: "lookup", Args: json.RawMessage(`{"q":"` + id + `"}`)}
+		}
+		turns[i] = react.Response{ToolCalls: calls}
+	}
+	turns[n] = react.Response{ToolCalls: []react.ToolCall{{ID: "done", Name: react.ToolFinish, Args: json.RawMessage(`{}`)}}}
+	return turns
+}
+
+// replayer replays a script from the start on every reset.
+type replayer struct {
+	turns []react.Response
+	next  int
+}
+
+func (r *replayer) Generate(context.Context, react.Request) (react.Response, error) {
+	t := r.turns[r.next]
+	r.next++
+	return t, nil
+}
+
+// bareLoop is the hand-written loop: the same model, the same tool, the
+// messages a chat API needs, no checks.
+func bareLoop(ctx context.Context, m react.Model, t *tool.Tool, task string) (int, error) {
+	msgs := []react.Message{{Role: react.RoleUser, Content: task}}
+	for rounds := 1; ; rounds++ {
+		resp, err := m.Generate(ctx, react.Request{Messages: msgs})
+		if err != nil {
+			return rounds, err
+		}
+		msgs = append(msgs, react.Message{Role: react.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		for _, c := range resp.ToolCalls {
+			if c.Name == react.ToolFinish {
+				return rounds, nil
+			}
+			out, err := t.Func(ctx, tool.Request{CallID: c.ID, Args: c.Args})
+			content := ""
+			if err != nil {
+				content = err.Error()
+			} else {
+				b, _ := json.Marshal(out)
+				content = string(b)
+			}
+			msgs = append(msgs, react.Message{Role: react.RoleTool, Content: content, ToolCallID: c.ID, ToolName: c.Name})
+		}
+	}
+}
+
+// turnWay is one way of running the script.
+type turnWay struct {
+	name       string
+	run        func() error
+	execs      *int
+	ns, allocs uint64
+}
+
+func BenchmarkTurn(b *testing.B) {
+	for _, k := range []int{1, 4} {
+		for _, n := range []int{10, 100, 1000} {
+			b.Run(fmt.Sprintf("calls=%d/N=%d", k, n), func(b *testing.B) { benchTurn(b, n, k) })
+		}
+	}
+}
+
+func benchTurn(b *testing.B, n, k int) {
+	ctx := context.Background()
+	script := turnScript(n, k)
+	node := react.Node{Name: "turns", Tools: []string{"lookup"}, MaxRounds: n + 1}
+	silent := slog.New(slog.DiscardHandler)
+	newWay := func(name string, guarded bool) *turnWay {
+		w := &turnWay{name: name, execs: new(int)}
+		model := &replayer{turns: script}
+		t := turnTool(w.execs)
+		cfg := react.Config{Model: model, Tools: tool.MustCatalog(t), Logger: silent}
+		if !guarded {
+			cfg.Handler = invoker.New(&invoker.Options{Logger: silent})
+		}
+		l, err := react.New(cfg)
+		require.NoError(b, err)
+		w.run = func() error {
+			model.next = 0
+			res, err := l.Run(ctx, node, "look every word up")
+			if err == nil && res.Status != react.Finished {
+				err = fmt.Errorf("%s: run %v, want finished", name, res.Status)
+			}
+			return err
+		}
+		return w
+	}
+	bare := &turnWay{name: "bare", execs: new(int)}
+	{
+		model := &replayer{turns: script}
+		t := turnTool(bare.execs)
+		tool.MustCatalog(t)
+		bare.run = func() error {
+			model.next = 0
+			_, err := bareLoop(ctx, model, t, "look every word up")
+			return err
+		}
+	}
+	ways := []*turnWay{bare, newWay("loop", false), newWay("guarded", true)}
+	var ms runtime.MemStats
+	iters := 0
+	for b.Loop() {
+		for _, w := range ways {
+			*w.execs = 0
+			runtime.ReadMemStats(&ms)
+			mallocs := ms.Mallocs
+			start := time.Now()
+			if err := w.run(); err != nil {
+				b.Fatal(err)
+			}
+			w.ns += uint64(time.Since(start))
+			runtime.ReadMemStats(&ms)
+			w.allocs += ms.Mallocs - mallocs
+			if *w.execs != n*k {
+				b.Fatalf("%s executed the tool %d times; want %d", w.name, *w.execs, n*k)
+			}
+		}
+		iters++
+	}
+	turns := float64(iters * n)
+	per := func(w *turnWay) (float64, float64) { return float64(w.ns) / turns, float64(w.allocs) / turns }
+	bareNs, bareAllocs := per(bare)
+	for _, w := range ways[1:] {
+		ns, allocs := per(w)
+		b.ReportMetric(ns-bareNs, "ns/turn-over-bare("+w.name+")")
+		b.ReportMetric(allocs-bareAllocs, "allocs/turn-over-bare("+w.name+")")
+	}
+	b.ReportMetric(bareNs, "ns/turn(bare)")
+	b.ReportMetric(bareAllocs, "allocs/turn(bare)")
+}

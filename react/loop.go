@@ -98,7 +98,7 @@ type Loop struct {
 	newID     func() string
 	now       func() time.Time
 	keepState bool
-	schemas   sync.Map // *tool.Tool → json.RawMessage
+	schemas   sync.Map // *tool.Tool → schemaEntry
 }
 
 // forgetter is implemented by stores that can drop a run's state.
@@ -348,10 +348,10 @@ func (r *run) end(ctx context.Context) (Result, error) {
 	res := r.result()
 	switch r.status {
 	case Finished:
-		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs)})
+		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs), Goal: res.Goal})
 		r.l.forget(r.id)
 	case Failed:
-		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs)})
+		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs), Goal: res.Goal})
 		r.l.forget(r.id)
 	case Suspended:
 		r.observer.OnSuspended(ctx, SuspendEvent{RoundEvent: r.roundEvent(), Suspension: *r.susp})
@@ -390,6 +390,8 @@ func (r *run) result() Result {
 		Rounds:     r.round,
 		Stalls:     r.stalls,
 		Transcript: r.msgs[1:len(r.msgs):len(r.msgs)],
+		Calls:      r.calls[:len(r.calls):len(r.calls)],
+		Goal:       r.goal(),
 	}
 	for k, v := range r.outputs {
 		res.Outputs[k] = v

@@ -62,6 +62,7 @@ type snapState struct {
 	UserTexts   []string               `json:"user_texts,omitempty"`
 	WriteFailed bool                   `json:"write_failed,omitempty"`
 	Evidence    *evidence.Snapshot     `json:"evidence,omitempty"`
+	Calls       []CallReport           `json:"calls,omitempty"`
 }
 
 type wireWave struct {
@@ -134,6 +135,7 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 		Answers:     r.answers,
 		UserTexts:   r.userTexts,
 		WriteFailed: r.writeFailed,
+		Calls:       r.calls,
 	}
 	if len(r.outputs) > 0 {
 		s.Outputs = r.outputs
@@ -326,6 +328,8 @@ func (l *Loop) restore(ctx context.Context, s *snapState) (*run, error) {
 	r.answers = s.Answers
 	r.userTexts = s.UserTexts
 	r.writeFailed = s.WriteFailed
+	r.calls = s.Calls
+	r.restoreEvidenced()
 	for k, v := range s.Outputs {
 		r.outputs[k] = v
 	}

@@ -148,6 +148,10 @@ func (r *run) appendAssistant(resp Response) {
 	}
 	for i, c := range resp.ToolCalls {
 		c.Args = append(json.RawMessage(nil), c.Args...)
+		// An id that is not valid UTF-8 is kept as JSON will write it (the
+		// snapshot), so two such ids that JSON cannot tell apart count as
+		// a repeated id here, not after a resume.
+		c.ID = strings.ToValidUTF8(c.ID, "\uFFFD")
 		var p problem
 		switch _, seen := r.ids[c.ID]; {
 		case c.ID == "":

@@ -154,6 +154,18 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("react: snapshot: %w", err)
 	}
+	if bytes.Contains(state, []byte(`\ufffd`)) {
+		// Text that is not valid UTF-8 (a model's call id, say) is written
+		// with U+FFFD in its place, so the decoded state differs from the
+		// run's; checksum the form the decoder will see.
+		var canon snapState
+		if err := json.Unmarshal(state, &canon); err != nil {
+			return nil, fmt.Errorf("react: snapshot: %w", err)
+		}
+		if state, err = json.Marshal(canon); err != nil {
+			return nil, fmt.Errorf("react: snapshot: %w", err)
+		}
+	}
 	return json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Checksum: checksum(state), State: state})
 }
 

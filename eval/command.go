@@ -90,7 +90,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	strict := fs.Bool("strict", false, "exit 1 unless every case passed end to end")
 	verbose := fs.Bool("v", false, "write the loop's events to stderr")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nRuns reactguard's evaluation set (seed 003) and prints the report.\n\n", name)
+		_, _ = fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nRuns reactguard's evaluation set (seed 003) and prints the report.\n\n", name)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -100,11 +100,11 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", name, fs.Args())
+		_, _ = fmt.Fprintf(stderr, "%s: unexpected arguments %q\n", name, fs.Args())
 		return 2
 	}
 	if *format != "markdown" && *format != "json" {
-		fmt.Fprintf(stderr, "%s: -format %q: want markdown or json\n", name, *format)
+		_, _ = fmt.Fprintf(stderr, "%s: -format %q: want markdown or json\n", name, *format)
 		return 2
 	}
 	opts := Options{Timeout: *timeout}
@@ -113,7 +113,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	case "zh":
 		opts.Lang = prompt.Chinese
 	default:
-		fmt.Fprintf(stderr, "%s: -lang %q: want en or zh\n", name, *lang)
+		_, _ = fmt.Fprintf(stderr, "%s: -lang %q: want en or zh\n", name, *lang)
 		return 2
 	}
 	if *verbose {
@@ -122,12 +122,12 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 
 	cases, err := c.cases(*dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 2
 	}
 	cases, err = filter(cases, *only, *category)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 2
 	}
 
@@ -135,7 +135,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	if *model != "scripted" {
 		factory, ok := c.Models[*model]
 		if !ok {
-			fmt.Fprintf(stderr, "%s: -model %q: want one of %s\n", name, *model, strings.Join(models, ", "))
+			_, _ = fmt.Fprintf(stderr, "%s: -model %q: want one of %s\n", name, *model, strings.Join(models, ", "))
 			return 2
 		}
 		m, label, err := factory(ctx)
@@ -145,7 +145,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 			return 0
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: model %s: %v\n", name, *model, err)
+			_, _ = fmt.Fprintf(stderr, "%s: model %s: %v\n", name, *model, err)
 			return 3
 		}
 		opts.Model = func(*Case) react.Model { return m }
@@ -154,7 +154,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 
 	rep, err := Run(ctx, cases, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 3
 	}
 	if *jsonOut != "" {
@@ -166,7 +166,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: -json: %v\n", name, err)
+			_, _ = fmt.Fprintf(stderr, "%s: -json: %v\n", name, err)
 			return 3
 		}
 	}
@@ -176,11 +176,11 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		err = rep.Markdown(stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 3
 	}
 	if *strict && !rep.Passed() {
-		fmt.Fprintf(stderr, "%s: %d of %d cases passed end to end\n", name, rep.Total.EndToEnd.Passed, rep.Total.EndToEnd.Total)
+		_, _ = fmt.Fprintf(stderr, "%s: %d of %d cases passed end to end\n", name, rep.Total.EndToEnd.Passed, rep.Total.EndToEnd.Total)
 		return 1
 	}
 	return 0

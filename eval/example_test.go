@@ -77,7 +77,7 @@ func ExampleCase_Run() {
 		}
 		v := c.Variants[0]
 		res, _ := c.Variant(v).Run(context.Background(), nil, eval.Options{})
-		fmt.Println(v.Name+":", res.Flagged)
+		fmt.Printf("%s: %v\n", v.Name, res.Flagged)
 	}
 	// Output:
 	// invents a parking fee: [fabricate_on_empty]

@@ -80,13 +80,14 @@ type run struct {
 	res      react.Result
 	err      error
 	fakes    *fakes
-	declined []declined // approvals the user declined
+	declined []refusal // approvals the user declined
 	answers  []string   // the user's answers to follow-ups
 }
 
-// declined is an approval the user declined: the gated tool, and the
-// index of the model turn that asked for it.
-type declined struct {
+// refusal is a tool the agent must not call again: a write whose approval
+// the user declined, or a tool that refused permission, and the index of
+// the model turn where that happened.
+type refusal struct {
 	tool string
 	turn int
 }
@@ -173,7 +174,7 @@ func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *ru
 				d = react.Approve()
 			} else {
 				d = react.Decline(*a.Decline)
-				out.declined = append(out.declined, declined{tool: res.Suspension.Approval.Tool, turn: turns(res.Transcript) - 1})
+				out.declined = append(out.declined, refusal{tool: res.Suspension.Approval.Tool, turn: turns(res.Transcript) - 1})
 			}
 		case react.SuspendFollowUp:
 			if len(answers) == 0 {

@@ -84,6 +84,12 @@ func TestSnapshot_Refused(t *testing.T) {
 		{"other version", envEdit(func(e map[string]any) { e["version"] = 2 }), react.ErrSnapshotForeign, "a version this package does not read"},
 		{"edited stalls", edit(func(s map[string]any) { s["stalls"] = 5 }), react.ErrSnapshotCorrupt, "the checksum covers the content"},
 		{"edited transcript", []byte(strings.Replace(string(snap), "create a site called blog", "delete every site", 1)), react.ErrSnapshotCorrupt, "the checksum covers the user's words"},
+		{"edited call report", edit(func(s map[string]any) {
+			s["calls"].([]any)[0].(map[string]any)["execution"] = "timeout"
+		}), react.ErrSnapshotCorrupt, "the checksum covers the calls' layers"},
+		{"undefined call status", edit(func(s map[string]any) {
+			s["calls"].([]any)[0].(map[string]any)["call"] = "fine"
+		}), react.ErrSnapshotCorrupt, "an unknown status name does not decode"},
 		{"bad checksum", envEdit(func(e map[string]any) { e["checksum"] = "sha256:00" }), react.ErrSnapshotCorrupt, "checksum mismatch"},
 		{"unknown field", envEdit(func(e map[string]any) { e["extra"] = 1 }), react.ErrSnapshotCorrupt, "strict envelope"},
 	}

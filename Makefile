@@ -3,7 +3,7 @@ MODULES := $(shell find . -name go.mod -not -path './.git/*' -exec dirname {} \;
 GOLANGCI_LINT_VERSION := v2.15.0
 GOBIN := $(shell go env GOPATH)/bin
 
-.PHONY: test vet lint bench fuzz generate cover
+.PHONY: test vet lint bench fuzz generate cover eval
 
 ## test: go vet, race-enabled tests of every module, and the generated-docs check.
 test: vet
@@ -37,6 +37,11 @@ fuzz:
 			echo "== $$pkg $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+## eval: the evaluation set of seed 003 with its scripted models; fails unless every case passes end to end.
+## Real models: cd adapters/openai && go run ./cmd/rgeval -model openai (see docs/evaluation.md).
+eval:
+	go run ./eval/cmd/rgeval -strict
 
 ## cover: statement coverage per package of the core module.
 cover:

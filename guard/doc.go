@@ -67,6 +67,15 @@
 // same [evidence.Ledger]. Lookups are hash-map accesses in the in-memory
 // ledger, so a guard's cost does not grow with the evidence a run holds.
 //
+// # The execution account
+//
+// When a call carries an invoker.Execution, the evidence guard notes every
+// attempt it records (count, first and last verdict, fingerprint), the
+// write gate notes a reused write, and the response contract notes a
+// result that fails the contract's Sufficient check. The loop reads the
+// account to report each call's attempts and layers; a call without one
+// pays nothing (invoker.Execution's methods are nil-safe).
+//
 // # Cost
 //
 // The chain does each piece of work once per call. The fingerprint (tool

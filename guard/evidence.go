@@ -54,7 +54,10 @@ type EvidenceOptions struct {
 // encoded, nil or an unencodable value stores none), attempt
 // (call.Attempt, at least 1) and round. REJECTED and DEFERRED observations
 // — the call did not run — and errors from next are passed on unrecorded.
-// The observation is returned unchanged.
+// The observation is returned unchanged. Each recorded attempt is also
+// noted in call.Execution (when set): the first attempt's verdict, the
+// latest one and the count, so the loop can report them after the ledger
+// of the run is forgotten.
 //
 // Each attempt of a retried call passes through the guard (the retry guard
 // is outside it), so the ledger keeps every attempt in order, the first
@@ -112,6 +115,7 @@ func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next 
 	if err := ev.ledger.Append(ctx, call.Run, r); err != nil {
 		return observation.Observation{}, fmt.Errorf("guard: evidence: record call %q attempt %d: %w", call.ID, r.Attempt, err)
 	}
+	call.Execution.Executed(fp, r.Outcome, r.Code)
 	return obs, nil
 }
 

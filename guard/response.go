@@ -53,6 +53,10 @@ type ResponseContractOptions struct {
 //     [DefaultIsEmpty]) and Contract.Empty is tool.EmptyFails, FAILED
 //     TOOL_RESULT_EMPTY with NEXT_EMPTY; with tool.EmptyAllowed, the
 //     default, the SUCCESS stands.
+//  4. Sufficient: when Contract.Sufficient reports that the result does
+//     not serve the goal, the SUCCESS stands and the call is noted in
+//     call.Execution as insufficient, with the reason (seed 003:
+//     "executed, business not satisfied").
 //
 // Why this order: Business and IsEmpty read fields of the result and may
 // only trust them once the result has the agreed shape, so the shape comes
@@ -62,7 +66,7 @@ type ResponseContractOptions struct {
 // downstream code and message would be lost. A FAILED observation keeps the
 // result as its data, so the evidence guard records the body.
 //
-// A panic in Business or IsEmpty (host code meeting data it did not
+// A panic in Business, IsEmpty or Sufficient (host code meeting data it did not
 // expect) becomes FAILED TOOL_RESULT_INVALID; the host survives. The
 // interceptor never returns an error of its own and is safe for concurrent
 // use.
@@ -90,10 +94,10 @@ func (rc *responseContract) intercept(ctx context.Context, call invoker.Call, ne
 	if err != nil || obs.Outcome() != outcome.Success || call.Tool == nil || call.Tool.Contract == nil {
 		return obs, err
 	}
-	return rc.apply(call.Tool, obs), nil
+	return rc.apply(call.Tool, obs, call.Execution), nil
 }
 
-func (rc *responseContract) apply(t *tool.Tool, obs observation.Observation) (res observation.Observation) {
+func (rc *responseContract) apply(t *tool.Tool, obs observation.Observation, exec *invoker.Execution) (res observation.Observation) {
 	c := t.Contract
 	data := obs.Data()
 	defer func() {
@@ -129,6 +133,11 @@ func (rc *responseContract) apply(t *tool.Tool, obs observation.Observation) (re
 			return observation.Failed(errcode.ToolResultEmpty,
 				rc.cat.Reason(errcode.ToolResultEmpty, "tool", t.Name),
 				rc.cat.Text(prompt.NextEmpty, "tool", t.Name), data)
+		}
+	}
+	if c.Sufficient != nil {
+		if ok, reason := c.Sufficient(data); !ok {
+			exec.MarkInsufficient(reason)
 		}
 	}
 	return obs
@@ -193,15 +202,7 @@ func (rc *responseContract) clip(s string) string {
 // is not empty.
 func DefaultIsEmpty(result any) bool {
 	if raw, ok := result.(json.RawMessage); ok {
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
-			return true
-		}
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return false
-		}
-		return DefaultIsEmpty(v)
+		return emptyJSON(raw)
 	}
 	if result == nil {
 		return true
@@ -212,6 +213,23 @@ func DefaultIsEmpty(result any) bool {
 		return v.Len() == 0
 	case reflect.Pointer, reflect.Interface:
 		return v.IsNil()
+	}
+	return false
+}
+
+// emptyJSON reports whether raw holds nothing, null, "", [] or {} (with any
+// white space), without decoding it: a result's emptiness is judged for
+// every successful call, and a large payload must not be parsed for it.
+// Bytes that are not valid JSON are not empty.
+func emptyJSON(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return true
+	case string(raw) == "null", string(raw) == `""`:
+		return true
+	case raw[0] == '[' && raw[len(raw)-1] == ']', raw[0] == '{' && raw[len(raw)-1] == '}':
+		return len(bytes.TrimSpace(raw[1:len(raw)-1])) == 0
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -301,6 +302,12 @@ func TestDefaultIsEmpty(t *testing.T) {
 		{"raw empty object", json.RawMessage(`{}`), true},
 		{"raw zero is a value", json.RawMessage(`0`), false},
 		{"raw garbage is not empty", json.RawMessage(`{oops`), false},
+		{"raw garbage in brackets is not empty", json.RawMessage(`[oops]`), false},
+		{"raw empty list with line breaks", json.RawMessage("[\n\t ]\n"), true},
+		{"raw list with an element", json.RawMessage(`[0]`), false},
+		{"raw object with a member", json.RawMessage(`{"a":null}`), false},
+		{"raw string of a space", json.RawMessage(`" "`), false},
+		{"raw mismatched brackets", json.RawMessage(`[}`), false},
 		{"zero is a value", 0, false},
 		{"false is a value", false, false},
 		{"a struct is a value", rcEnvelope{}, false},
@@ -311,6 +318,29 @@ func TestDefaultIsEmpty(t *testing.T) {
 		got := guard.DefaultIsEmpty(tt.in)
 		assert.Equalf(t, tt.want, got, "DefaultIsEmpty(%#v) = %v; want %v (%s)", tt.in, got, tt.want, tt.reason)
 	}
+}
+
+// The fast emptiness test of raw JSON agrees with decoding it for every
+// valid JSON text.
+func FuzzDefaultIsEmpty(f *testing.F) {
+	for _, s := range []string{"", " ", "null", `""`, "[]", "[ ]", "{}", "{ \n}", "[0]", `{"a":1}`, `" "`, "0", "false", "[[]]"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := guard.DefaultIsEmpty(json.RawMessage(raw))
+		if !json.Valid(raw) {
+			if len(bytes.TrimSpace(raw)) == 0 {
+				assert.True(t, got, "white space only is empty")
+			}
+			return
+		}
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber() // numbers beyond float64 are valid JSON too
+		require.NoError(t, dec.Decode(&v))
+		want := guard.DefaultIsEmpty(v)
+		assert.Equalf(t, want, got, "DefaultIsEmpty(%q) = %v; decoding says %v", raw, got, want)
+	})
 }
 
 func ExampleResponseContract() {

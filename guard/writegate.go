@@ -76,7 +76,7 @@ type WriteGateOptions struct {
 // gate then claims the key in the write ledger ([WriteLedger.Begin]):
 //
 //   - already succeeded: SUCCESS with the stored result (RESULT_WRITE_REUSED),
-//     no second execution;
+//     no second execution (noted in call.Execution as a reuse);
 //   - running: DEFERRED WRITE_IN_FLIGHT (NEXT_WRITE_IN_FLIGHT);
 //   - uncertain: the tool's Verify is asked. Applied: the result is stored
 //     and reused as above. Not applied: the claim is released and taken
@@ -347,6 +347,7 @@ func (g *writeGate) reused(ctx context.Context, call invoker.Call, result json.R
 			return observation.Observation{}, fmt.Errorf("guard: write gate: record reused write of call %q: %w", call.ID, err)
 		}
 	}
+	call.Execution.MarkReused()
 	return observation.Success(g.cat.Text(prompt.ResultWriteReused, "tool", call.Name), data), nil
 }
 

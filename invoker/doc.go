@@ -14,6 +14,16 @@
 // failure or the cancellation of its context, and then the observation is
 // the zero value.
 //
+// # The execution account
+//
+// A [Call] may carry an [Execution] in which the guards note what the
+// verdict does not say: how many attempts executed, the first attempt's
+// verdict (never overwritten when a retry recovers), the last one, a write
+// answered from the write ledger, a result short of the business contract.
+// The react loop passes one per call and reports the account as the call's
+// three layers (seed 003). Its methods are nil-safe, so a call without one
+// costs nothing.
+//
 // # The default invoker
 //
 // [New] returns the handler that executes call.Tool.Func with a

@@ -42,6 +42,11 @@ type Call struct {
 	// builds a Call leaves it empty (or copies it only together with the
 	// same Name and Args).
 	Fingerprint string
+	// Execution, when not nil, receives the account of the call's
+	// execution from the guards (attempts, first and last verdict, reuse,
+	// business sufficiency); see [Execution]. The dispatcher owns it and
+	// reads it after the handler returned. Nil means nobody wants it.
+	Execution *Execution
 }
 
 // Handler turns a call into an observation. A tool failure is an

@@ -194,14 +194,44 @@
 // (an approvals inbox lists it) and [Loop.ResumeRun] resumes it by run id.
 // docs/architecture.md has the threat model.
 //
+// # Three layers per call
+//
+// Seed 003 splits success into three layers, each judged by its own
+// evidence and never merged into one boolean. Every processed call gets a
+// [CallReport] in [Result].Calls (kept across resumes, and after the run's
+// evidence is forgotten) and the same [Layers] in its [ToolEvent]:
+//
+//   - call layer ([CallStatus]): valid, or unpaired (no or repeated id),
+//     unknown_tool, invalid_args, refused (a rule of the call layer),
+//     deferred;
+//   - execution layer ([ExecStatus]): the final attempt's class — ok,
+//     empty, invalid_request, forbidden, not_found, timeout,
+//     temporarily_unavailable, unknown, result_invalid — or reused (the
+//     write ledger answered) or none (nothing ran). A SUCCESS whose result
+//     is empty is empty even when the contract accepts it;
+//   - business layer ([BusinessStatus]): evidence (a new, useful result),
+//     repeated (an identical call already produced it), insufficient
+//     (empty, or refused by the contract's Sufficient check), rejected
+//     (a business failure inside the answer), none.
+//
+// The attempts behind the execution status travel from the guards in
+// invoker.Call.Execution: the number of executed attempts and the first
+// and final attempt's verdict, so a retried call that recovered still
+// shows its first failure. A run's goal ([GoalStatus], in [Result].Goal
+// and [EndEvent].Goal) is judged from its completion conditions — met when
+// every required output was set from a checked source — never from the
+// model calling builtin_node_finish.
+//
 // # Events and metrics
 //
 // Every step is reported to an [Observer]: node started, tool invoked
-// (outcome, code, duration measured with Config.Now), tool skipped, no tool
-// calls, stall counted, stall reset, suspended, finished, failed. The
-// default [LogObserver] writes them to log/slog ("TOOL invoked
-// outcome=FAILED code=TOOL_TIMEOUT tool=… duration=…" at WARN for FAILED,
-// INFO otherwise; "REACT no_tool_calls"; …). [Metrics] counts per layer of
-// success with seed 003's denominators; combine observers with
-// [Observers].
+// (outcome, code, duration measured with Config.Now, layers, position in
+// the turn, the tools offered, the schema version), tool skipped, no tool
+// calls, stall counted, stall reset, suspended, finished, failed (with the
+// goal). The default [LogObserver] writes them to log/slog ("TOOL invoked
+// outcome=FAILED code=TOOL_TIMEOUT tool=… duration=… call_status=valid
+// exec_status=timeout business_status=none …" at WARN for FAILED, INFO
+// otherwise; "REACT no_tool_calls"; …). [Metrics] counts per layer with
+// seed 003's definitions and denominators (docs/evaluation.md); combine
+// observers with [Observers].
 package react

@@ -184,3 +184,62 @@ func ExampleLoop_ResumeRun() {
 	// finished <nil>
 	// kept after it finished: false
 }
+
+// Each call's three layers, in the run's result: a read that first hit a
+// rate limit and recovered on retry keeps its first failure; an empty
+// search is executed but insufficient, though its verdict is SUCCESS.
+func ExampleResult_calls() {
+	attempt := 0
+	quote := tool.New("quote", "Latest price of a symbol.", func(context.Context, struct{}) (map[string]float64, error) {
+		if attempt++; attempt == 1 {
+			return nil, tool.RateLimited("429")
+		}
+		return map[string]float64{"price": 41.27}, nil
+	})
+	quote.Effect, quote.Retry = tool.Read, &tool.RetryPolicy{Attempts: 3}
+	search := tool.New("search", "Search the docs.", func(context.Context, struct{}) ([]string, error) { return nil, nil })
+	search.Effect = tool.Read
+	loop, _ := react.New(react.Config{
+		Model: replay(tc("q", "quote", `{}`), tc("s", "search", `{}`), tc("f", react.ToolFinish, `{}`)),
+		Tools: tool.MustCatalog(quote, search),
+	})
+	res, _ := loop.Run(context.Background(), react.Node{Tools: []string{"quote", "search"}}, "price of ACME?")
+	for _, c := range res.Calls {
+		fmt.Printf("%s %s: call=%s execution=%s business=%s attempts=%d", c.Tool, c.Outcome, c.Call, c.Execution, c.Business, c.Attempts)
+		if c.Attempts > 1 {
+			fmt.Printf(" first=%s %s", c.First.Outcome, c.First.Code)
+		}
+		fmt.Println()
+	}
+	fmt.Println("goal:", res.Goal)
+	// Output:
+	// quote SUCCESS: call=valid execution=ok business=evidence attempts=2 first=FAILED TOOL_RATE_LIMITED
+	// search SUCCESS: call=valid execution=empty business=insufficient attempts=1
+	// builtin_node_finish SUCCESS: call=valid execution=none business=none attempts=0
+	// goal: unverified
+}
+
+// Per-layer metrics with their denominators: pass a Metrics as (one of)
+// the observers, and record the host's verdict on each task.
+func ExampleMetrics() {
+	var m react.Metrics
+	loop, _ := react.New(react.Config{
+		Model:    replay(tc("l", "list_sites", `{}`), tc("f", react.ToolFinish, `{}`)),
+		Tools:    exampleCatalog(),
+		Observer: &m, // with the log: react.Observers(react.NewLogObserver(nil), &m)
+	})
+	_, _ = loop.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "my sites?")
+	m.RecordTask(true) // the user accepted the answer
+	s := m.Snapshot()
+	fmt.Println("call admission:", s.Call.Admission())
+	fmt.Println("execution success:", s.Execution.Success())
+	fmt.Println("new evidence:", s.Business.NewEvidence())
+	fmt.Println("sub-goals met:", s.Business.SubGoals())
+	fmt.Println("final task:", s.Business.FinalTask())
+	// Output:
+	// call admission: 2/2 (100.0%)
+	// execution success: 1/1 (100.0%)
+	// new evidence: 1/1 (100.0%)
+	// sub-goals met: 0/1 (0.0%)
+	// final task: 1/1 (100.0%)
+}

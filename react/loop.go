@@ -135,7 +135,7 @@ type Loop struct {
 	maxAge    time.Duration
 	claims    runstore.Claims
 	runs      runstore.Store
-	schemas   sync.Map // *tool.Tool → json.RawMessage
+	schemas   sync.Map // *tool.Tool → schemaEntry
 }
 
 // processClaims are the claims of loops configured without Claims.
@@ -446,10 +446,10 @@ func (r *run) end(ctx context.Context) (Result, error) {
 	res := r.result()
 	switch r.status {
 	case Finished:
-		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs)})
+		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs), Goal: res.Goal})
 		r.l.forget(r.id)
 	case Failed:
-		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs)})
+		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs), Goal: res.Goal})
 		r.l.forget(r.id)
 	case Suspended:
 		r.observer.OnSuspended(ctx, SuspendEvent{RoundEvent: r.roundEvent(), Suspension: *r.susp})
@@ -523,6 +523,8 @@ func (r *run) result() Result {
 		Rounds:     r.round,
 		Stalls:     r.stalls,
 		Transcript: r.msgs[1:len(r.msgs):len(r.msgs)],
+		Calls:      r.calls[:len(r.calls):len(r.calls)],
+		Goal:       r.goal(),
 	}
 	for k, v := range r.outputs {
 		res.Outputs[k] = v

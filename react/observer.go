@@ -65,6 +65,20 @@ type ToolEvent struct {
 	Code    errcode.Code
 	// Duration is the time the call took, measured with Config.Now.
 	Duration time.Duration
+	// Position is the call's index among the calls of its turn, from 0.
+	Position int
+	// Layers is the call's three-layer account (seed 003): call,
+	// execution and business status, and the first and final attempt. The
+	// zero Layers for skipped calls.
+	Layers Layers
+	// Offered is the tool names the model saw in the call's round, in the
+	// order offered (catalog tools, then built-in tools). It is shared by
+	// every event of the run: read it, never modify it.
+	Offered []string
+	// SchemaVersion identifies the input schema the model saw for a
+	// catalog tool: the first 12 hex digits of the SHA-256 of its JSON; ""
+	// for built-in tools and names the node does not show.
+	SchemaVersion string
 }
 
 // StallEvent describes a change of the no-progress counter.
@@ -95,6 +109,9 @@ type EndEvent struct {
 	Failure *Failure
 	// Outputs is the number of outputs set.
 	Outputs int
+	// Goal is the run's goal status judged from its completion conditions
+	// (met, unverified or unmet; see [GoalStatus]).
+	Goal GoalStatus
 }
 
 // NopObserver implements [Observer] with methods that do nothing; embed it
@@ -213,18 +230,22 @@ func (m multi) OnFailed(ctx context.Context, e EndEvent) {
 // LogObserver is the default [Observer]: it writes every event to a
 // [slog.Logger] with a stable message and attributes:
 //
-//	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… round=…   (WARN when FAILED, INFO otherwise)
+//	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…]
+//	               (WARN when FAILED, INFO otherwise)
 //	TOOL skipped   tool=… call_id=…                                        (INFO)
 //	REACT node_started                                                     (INFO)
 //	REACT no_tool_calls                                                    (INFO)
 //	REACT stall    count=… limit=… reason=…                                (INFO)
 //	REACT stall_reset                                                      (INFO)
 //	REACT suspended kind=… call_id=… tool=…|question=…                      (INFO)
-//	REACT finished  outputs=…                                              (INFO)
-//	REACT failed    cause=… reason=…                                       (WARN)
+//	REACT finished  outputs=… goal=…                                       (INFO)
+//	REACT failed    cause=… reason=… goal=…                                (WARN)
 //
 // Every record also carries run, node and round. code is omitted for
-// SUCCESS. Build it with [NewLogObserver].
+// SUCCESS; attempts, first_outcome and first_code only for a call that ran
+// more than once (the first attempt's verdict, seed 003: a recovery never
+// hides the first failure); schema (the [ToolEvent].SchemaVersion) only for
+// catalog tools. Build it with [NewLogObserver].
 type LogObserver struct {
 	logger *slog.Logger
 }
@@ -259,7 +280,18 @@ func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	if e.Code != 0 {
 		attrs = append(attrs, slog.String("code", e.Code.String()))
 	}
-	attrs = append(attrs, slog.String("tool", e.Tool), slog.Duration("duration", e.Duration), slog.String("call_id", e.CallID))
+	attrs = append(attrs, slog.String("tool", e.Tool), slog.Duration("duration", e.Duration), slog.String("call_id", e.CallID),
+		slog.String("call_status", e.Layers.Call.String()), slog.String("exec_status", e.Layers.Execution.String()),
+		slog.String("business_status", e.Layers.Business.String()))
+	if e.Layers.Attempts > 1 {
+		attrs = append(attrs, slog.Int("attempts", e.Layers.Attempts), slog.String("first_outcome", e.Layers.First.Outcome.String()))
+		if e.Layers.First.Code != 0 {
+			attrs = append(attrs, slog.String("first_code", e.Layers.First.Code.String()))
+		}
+	}
+	if e.SchemaVersion != "" {
+		attrs = append(attrs, slog.String("schema", e.SchemaVersion))
+	}
 	l.log().LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
@@ -299,7 +331,7 @@ func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
 
 // OnFinished implements [Observer].
 func (l *LogObserver) OnFinished(ctx context.Context, e EndEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs))...)
+	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs), slog.String("goal", e.Goal.String()))...)
 }
 
 // OnFailed implements [Observer].
@@ -308,6 +340,7 @@ func (l *LogObserver) OnFailed(ctx context.Context, e EndEvent) {
 	if e.Failure != nil {
 		attrs = append(attrs, slog.String("cause", e.Failure.Kind.String()), slog.String("reason", e.Failure.Reason))
 	}
+	attrs = append(attrs, slog.String("goal", e.Goal.String()))
 	l.log().LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)
 }
 

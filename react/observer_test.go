@@ -49,14 +49,14 @@ func TestLogObserver(t *testing.T) {
 		`level=INFO msg="REACT node_started" run=run-1 node=sites`,
 		`level=INFO msg="REACT no_tool_calls" run=run-1 node=sites round=1`,
 		`level=INFO msg="REACT stall" count=1 limit=3 reason=no_tool_calls call_id="" run=run-1 node=sites round=1`,
-		`level=WARN msg="TOOL invoked" outcome=FAILED code=TOOL_UNAVAILABLE tool=get_stats duration=1ms call_id=a run=run-1 node=sites round=2`,
+		`level=WARN msg="TOOL invoked" outcome=FAILED code=TOOL_UNAVAILABLE tool=get_stats duration=1ms call_id=a call_status=valid exec_status=temporarily_unavailable business_status=none schema=a2c799262a3c run=run-1 node=sites round=2`,
 		`level=INFO msg="TOOL skipped" tool=list_sites call_id=b run=run-1 node=sites round=2`,
 		`level=INFO msg="REACT stall" count=2 limit=3 reason=FAILED call_id=a run=run-1 node=sites round=2`,
-		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=list_sites duration=1ms call_id=c run=run-1 node=sites round=3`,
+		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=list_sites duration=1ms call_id=c call_status=valid exec_status=ok business_status=evidence schema=a2c799262a3c run=run-1 node=sites round=3`,
 		`level=INFO msg="REACT stall_reset" call_id=c run=run-1 node=sites round=3`,
-		`level=INFO msg="TOOL invoked" outcome=DEFERRED code=APPROVAL_REQUIRED tool=create_site duration=1ms call_id=w run=run-1 node=sites round=4`,
-		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=builtin_node_fail duration=1ms call_id=x run=run-1 node=sites round=5`,
-		`level=WARN msg="REACT failed" cause=model reason=stop run=run-1 node=sites round=5`,
+		`level=INFO msg="TOOL invoked" outcome=DEFERRED code=APPROVAL_REQUIRED tool=create_site duration=1ms call_id=w call_status=deferred exec_status=none business_status=none schema=a2c799262a3c run=run-1 node=sites round=4`,
+		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=builtin_node_fail duration=1ms call_id=x call_status=valid exec_status=none business_status=none run=run-1 node=sites round=5`,
+		`level=WARN msg="REACT failed" cause=model reason=stop goal=unmet run=run-1 node=sites round=5`,
 	}
 	assert.Equal(t, want, lines)
 
@@ -66,54 +66,113 @@ func TestLogObserver(t *testing.T) {
 
 	m = newScript(turn(finish("f")))
 	lines = logLines(t, m, react.Node{})
-	assert.Equal(t, `level=INFO msg="REACT finished" outputs=0 run=run-1 node="" round=1`, lines[len(lines)-1])
+	assert.Equal(t, `level=INFO msg="REACT finished" outputs=0 goal=unverified run=run-1 node="" round=1`, lines[len(lines)-1])
 }
 
-// Per-layer counters with seed 003's denominators.
+// Per-layer counters with seed 003's definitions and denominators: the
+// execution layer counts only calls that passed the call and permission
+// checks and really ran (a reused write and TOOL_FORBIDDEN are apart),
+// every attempt of a retried call, and the first failure of a call that
+// recovered even after the run's ledger was forgotten; the business layer
+// judges the goal from completion conditions, not from the model's finish.
 func TestMetrics(t *testing.T) {
 	list, broken, create := sitesTools()
 	biz := newFake("pay", tool.Read, fails(tool.BusinessFailure("system.50001", "insufficient funds")))
+	secret := newFake("secret", tool.Read, fails(tool.Forbidden("no access")))
 	var metrics react.Metrics
 	m := newScript(
-		turn(call("a", "get_stats", `{}`), call("b", "list_sites", `{}`)), // FAILED, skipped
-		turn(call("c", "list_sites", `{}`)),                               // SUCCESS
-		turn(call("d", "nope", `{}`)),                                     // REJECTED
-		turn(call("p", "pay", `{}`)),                                      // FAILED business
+		text("thinking"), // no tool call
+		turn(call("a", "get_stats", `{}`), call("b", "list_sites", `{}`)), // FAILED unavailable, skipped
+		turn(call("c", "list_sites", `{}`)),                               // SUCCESS: evidence
+		turn(call("d", "nope", `{}`)),                                     // REJECTED: unknown tool
+		turn(call("p", "pay", `{}`)),                                      // FAILED business: executed ok, rejected
+		turn(call("s", "secret", `{}`)),                                   // FAILED forbidden: apart
+		turn(call("r", "quote", `{}`)),                                    // FAILED, then SUCCESS on retry
 		turn(call("w", "create_site", `{}`)),                              // DEFERRED
 		turn(call("q", react.ToolApproval, `{"tool":"create_site"}`)),     // suspends
 	)
-	e := newEnv(t, m, list.Tool, broken.Tool, create.Tool, biz.Tool)
+	e := newEnv(t, m, list.Tool, broken.Tool, create.Tool, biz.Tool, secret.Tool, retried(t).Tool)
 	cfg := e.cfg
 	cfg.Observer = react.Observers(&metrics, e.rec, nil)
 	l, err := react.New(cfg)
 	require.NoError(t, err)
 	node := sitesNode()
-	node.Tools = append(node.Tools, "pay")
+	node.Tools = append(node.Tools, "pay", "secret", "quote")
 	node.NoProgressLimit = 10
 	res, err := l.Run(context.Background(), node, "hi")
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
-	res, err = l.Resume(context.Background(), res.Snapshot, react.Decline(""))
-	require.Error(t, err, "the script is exhausted")
-	_ = res
-	m2 := newScript(turn(finish("f")))
-	cfg.Model = m2
-	l2, err := react.New(cfg)
+	cfg.Model = newScript(
+		turn(call("w2", "create_site", `{}`)), // SUCCESS: executed
+		turn(call("w3", "create_site", `{}`)), // SUCCESS: reused from the write ledger, not executed
+		turn(finish("f")),                     // finished without a completion condition: unverified
+	)
+	l, err = react.New(cfg)
 	require.NoError(t, err)
-	_, err = l2.Run(context.Background(), react.Node{}, "again")
+	res, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
 	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	cfg.Model = newScript(turn(call("x", react.ToolFail, `{"reason":"cannot"}`)))
+	l, err = react.New(cfg)
+	require.NoError(t, err)
+	_, err = l.Run(context.Background(), react.Node{}, "again")
+	require.NoError(t, err)
+	metrics.RecordTask(true)
+	metrics.RecordTask(false)
 
 	got := metrics.Snapshot()
 	assert.Equal(t, react.MetricsSnapshot{
-		Calls: 7, Rejected: 1, Deferred: 1, Skipped: 1,
-		Executed: 3, ExecutionFailed: 1, BusinessFailed: 1,
-		NodesStarted: 2, NodesFinished: 1, Suspensions: 1, Stalls: 3,
+		Call: react.CallMetrics{
+			Turns: 13, TurnsWithCalls: 12, Calls: 12, Builtin: 3, Skipped: 1,
+			ByStatus: map[react.CallStatus]int64{react.CallValid: 10, react.CallUnknownTool: 1, react.CallDeferred: 1},
+		},
+		Execution: react.ExecutionMetrics{
+			Calls: 5, Attempts: 6, FirstOK: 3, FinalOK: 4, Retried: 1, Recovered: 1, Reused: 1, Forbidden: 1,
+			FirstByStatus: map[react.ExecStatus]int64{react.ExecOK: 3, react.ExecTemporarilyUnavailable: 2},
+			FinalByStatus: map[react.ExecStatus]int64{react.ExecOK: 4, react.ExecTemporarilyUnavailable: 1},
+		},
+		Business: react.BusinessMetrics{
+			Results:      4,
+			ByStatus:     map[react.BusinessStatus]int64{react.BusinessEvidence: 3, react.BusinessRejected: 1},
+			NodesStarted: 2, NodesFinished: 1, NodesFailed: 1,
+			Goals:     map[react.GoalStatus]int64{react.GoalUnverified: 1, react.GoalUnmet: 1},
+			Approvals: 1,
+			Tasks:     2, TasksPassed: 1,
+		},
+		Stalls: 5,
 	}, got)
-	assert.InDelta(t, 1.0/7, got.CallRejectionRate(), 1e-9, "call layer: rejections over calls made")
-	assert.InDelta(t, 1.0/3, got.ExecutionFailureRate(), 1e-9, "execution layer: failures over calls executed")
-	assert.InDelta(t, 1.0/3, got.BusinessFailureRate(), 1e-9)
-	assert.InDelta(t, 0.5, got.BusinessCompletionRate(), 1e-9, "business layer: nodes finished over nodes started")
-	assert.Zero(t, react.MetricsSnapshot{}.CallRejectionRate(), "no division by zero")
+
+	rates := []struct {
+		name string
+		got  react.Rate
+		want react.Rate
+		why  string
+	}{
+		{"decision", got.Call.Decision(), react.Rate{12, 13}, "turns with a tool call over model turns"},
+		{"pairing", got.Call.Pairing(), react.Rate{12, 12}, "calls with a usable id"},
+		{"resolution", got.Call.Resolution(), react.Rate{11, 12}, "one unknown tool"},
+		{"arguments", got.Call.Arguments(), react.Rate{11, 11}, "over the resolved calls"},
+		{"admission", got.Call.Admission(), react.Rate{10, 12}, "valid over processed"},
+		{"execution success", got.Execution.Success(), react.Rate{4, 6}, "over attempts that really executed, retries included"},
+		{"first attempt", got.Execution.FirstAttempt(), react.Rate{3, 5}, "the retried call's first failure counts"},
+		{"final", got.Execution.Final(), react.Rate{4, 5}, "after retries"},
+		{"recovery", got.Execution.Recovery(), react.Rate{1, 2}, "one of two first failures recovered"},
+		{"unavailable", got.Execution.Status(react.ExecTemporarilyUnavailable), react.Rate{1, 5}, "final status by class"},
+		{"permission", got.Execution.Permission(), react.Rate{1, 6}, "forbidden over calls that reached a tool"},
+		{"new evidence", got.Business.NewEvidence(), react.Rate{3, 4}, "over results that kept the contract"},
+		{"insufficient", got.Business.Insufficient(), react.Rate{0, 4}, ""},
+		{"sub-goals", got.Business.SubGoals(), react.Rate{0, 2}, "a finish without a completion condition is not a met goal"},
+		{"approvals", got.Business.ApprovalTakeover(), react.Rate{1, 2}, "per node started"},
+		{"follow-ups", got.Business.FollowUpTakeover(), react.Rate{0, 2}, "counted apart from approvals"},
+		{"final task", got.Business.FinalTask(), react.Rate{1, 2}, "as the host recorded it"},
+	}
+	for _, r := range rates {
+		assert.Equal(t, r.want, r.got, "%s: %s", r.name, r.why)
+	}
+	assert.InDelta(t, 4.0/6, got.Execution.Success().Value(), 1e-9)
+	assert.Equal(t, "4/6 (66.7%)", got.Execution.Success().String())
+	assert.Equal(t, "0/0 (no sample)", react.Rate{}.String())
+	assert.Zero(t, react.Rate{}.Value(), "no division by zero")
 }
 
 func TestObserversAndNop(t *testing.T) {

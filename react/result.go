@@ -219,6 +219,16 @@ type Result struct {
 	// Snapshot is the run's state as JSON for [Loop.Resume]; set exactly
 	// when Status is Suspended or Interrupted.
 	Snapshot []byte
+	// Calls is the report of every processed call of the run, across
+	// resumes, in order: verdict and three-layer account with the first and
+	// final attempt (seed 003). It survives the run's evidence, which the
+	// loop forgets when the run ends (see Config.KeepRunState). Skipped
+	// calls have no report. Read-only: it shares memory with the run.
+	Calls []CallReport
+	// Goal is the run's goal judged from its completion conditions, not
+	// from the model saying it is done: met, unverified or unmet once the
+	// run finished or failed, none while it is suspended or interrupted.
+	Goal GoalStatus
 }
 
 type decisionKind uint8

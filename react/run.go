@@ -46,6 +46,9 @@ type run struct {
 	ids         map[string]struct{} // every call id of the run
 	sys         string              // the system prompt, built for sysFor-1 outputs
 	sysFor      int
+	calls       []CallReport        // every processed call, in order (layers.go)
+	evidenced   map[string]struct{} // fingerprints whose result was new evidence
+	cur         callResult          // the result of the call being dispatched alone
 
 	// Derived from the node and the catalog.
 	visible   map[string]*tool.Tool // visible catalog tools
@@ -118,11 +121,12 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 	return r, nil
 }
 
-// schemaOf returns the JSON of t's input schema, encoded once per tool
-// (a tool must not change after it was added to a catalog).
+// schemaOf returns the JSON of t's input schema, encoded (and its version
+// computed, see schemaEntry) once per tool: a tool must not change after
+// it was added to a catalog.
 func (l *Loop) schemaOf(t *tool.Tool) (json.RawMessage, error) {
-	if b, ok := l.schemas.Load(t); ok {
-		return b.(json.RawMessage), nil
+	if e, ok := l.schemas.Load(t); ok {
+		return e.(schemaEntry).schema, nil
 	}
 	if t.InputSchema == nil {
 		return nil, nil
@@ -131,7 +135,7 @@ func (l *Loop) schemaOf(t *tool.Tool) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.schemas.Store(t, json.RawMessage(b))
+	l.schemas.Store(t, newSchemaEntry(b))
 	return b, nil
 }
 
@@ -146,6 +150,9 @@ func (r *run) appendAssistant(resp Response) {
 		m.ToolCalls = make([]ToolCall, len(resp.ToolCalls))
 	}
 	for i, c := range resp.ToolCalls {
+		// Text is made valid UTF-8 before the repeated-id check, so two ids
+		// that differ only in invalid bytes count as one repeated id here,
+		// not after a resume.
 		c.ID, c.Name = validText(c.ID), validText(c.Name)
 		c.Args = validJSONText(c.Args)
 		var p problem
@@ -186,11 +193,14 @@ func (r *run) genID(i int) string {
 	}
 }
 
-// outcomeOf is what one call produced.
+// callResult is what one call produced. The loop keeps one per run for
+// calls dispatched alone and one per call of a parallel batch, so that the
+// execution account the guards write into needs no allocation of its own.
 type callResult struct {
-	obs observation.Observation
-	eff *effect // built-in calls only
-	dur time.Duration
+	obs  observation.Observation
+	eff  *effect // built-in calls only
+	dur  time.Duration
+	exec invoker.Execution // the guards' account of the execution (catalog tools)
 }
 
 // processWave processes the calls of the current wave in order, applying
@@ -216,15 +226,16 @@ func (r *run) processWave(ctx context.Context) error {
 					return err
 				}
 				for k := range outs {
-					if r.apply(ctx, i+k, outs[k]) {
+					if r.apply(ctx, i+k, &outs[k]) {
 						break
 					}
 				}
 				continue
 			}
 		}
-		out, err := r.dispatch(ctx, calls[i], i)
-		if err != nil {
+		out := &r.cur
+		*out = callResult{}
+		if err := r.dispatch(ctx, calls[i], i, out); err != nil {
 			return err
 		}
 		r.apply(ctx, i, out)
@@ -274,9 +285,7 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 					err = errBatchPanic
 				}
 			}()
-			out, err := r.dispatch(gctx, calls[k], first+k)
-			outs[k] = out
-			return err
+			return r.dispatch(gctx, calls[k], first+k, &outs[k])
 		})
 	}
 	err := g.Wait()
@@ -292,13 +301,14 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 // errBatchPanic cancels the other calls of a batch when one panicked.
 var errBatchPanic = errors.New("react: a parallel call panicked")
 
-// dispatch produces the observation of call i of the wave. Only the
-// fields of r that are fixed during a wave are read here, so that reads
-// can be dispatched concurrently.
-func (r *run) dispatch(ctx context.Context, c ToolCall, i int) (callResult, error) {
+// dispatch produces the observation of call i of the wave into out, which
+// must be zero. Only the fields of r that are fixed during a wave are read
+// here, so that reads can be dispatched concurrently.
+func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult) error {
 	start := r.l.now()
-	res := func(obs observation.Observation, eff *effect) (callResult, error) {
-		return callResult{obs: obs, eff: eff, dur: r.l.now().Sub(start)}, nil
+	res := func(obs observation.Observation, eff *effect) error {
+		out.obs, out.eff, out.dur = obs, eff, r.l.now().Sub(start)
+		return nil
 	}
 	if p, bad := r.wave.invalid[i]; bad {
 		return res(observation.Rejected(errcode.ToolCallInvalid,
@@ -311,10 +321,10 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int) (callResult, erro
 		call.Tool = r.builtinTool(c.Name, eff)
 		obs, err := r.l.builtins(ctx, call)
 		if err != nil {
-			return callResult{}, err
+			return err
 		}
 		if eff.infra != nil {
-			return callResult{}, fmt.Errorf("react: %s: %w", c.Name, eff.infra)
+			return fmt.Errorf("react: %s: %w", c.Name, eff.infra)
 		}
 		return res(builtinObservation(obs, eff), eff)
 	}
@@ -325,9 +335,10 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int) (callResult, erro
 			r.cat.Text(prompt.NextCatalog, "tools", r.cat.List(r.offered))), nil)
 	}
 	call.Tool = t
+	call.Execution = &out.exec
 	obs, err := r.l.handler(ctx, call)
 	if err != nil {
-		return callResult{}, err
+		return err
 	}
 	if obs.IsZero() {
 		// A handler broke its contract; the call must still get a verdict.
@@ -361,7 +372,7 @@ func (r *run) problemText(p problem) string {
 //  5. not SUCCESS → skip the rest of the wave (DEFERRED: no count, no
 //     reset);
 //  6. Advances() → reset the counter.
-func (r *run) apply(ctx context.Context, i int, out callResult) bool {
+func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 	w := r.wave
 	c := r.msgs[w.msg].ToolCalls[i]
 	obs := out.obs
@@ -370,7 +381,7 @@ func (r *run) apply(ctx context.Context, i int, out callResult) bool {
 		r.status, r.susp = Suspended, out.eff.suspension
 		return true // w.next stays at i: the decision answers this call
 	}
-	r.writeObservation(ctx, c, obs, out.eff != nil, out.dur)
+	r.writeObservation(ctx, c, i, obs, out.dur, r.report(c, i, out))
 	w.next = i + 1
 	if _, ok := r.visible[c.Name]; ok && r.isWrite(c.Name) {
 		switch obs.Outcome() {
@@ -412,8 +423,9 @@ func (r *run) apply(ctx context.Context, i int, out callResult) bool {
 	return false
 }
 
-// writeObservation writes the tool message of call c and reports it.
-func (r *run) writeObservation(ctx context.Context, c ToolCall, obs observation.Observation, builtin bool, dur time.Duration) {
+// writeObservation writes the tool message of call c, the i-th of its
+// turn, keeps its report in the run's call reports and reports it.
+func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs observation.Observation, dur time.Duration, rep CallReport) {
 	r.msgs = append(r.msgs, Message{
 		Role:       RoleTool,
 		Content:    r.render(c.ID, obs),
@@ -421,9 +433,11 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, obs observation.
 		ToolName:   c.Name,
 		IsError:    obs.Outcome() != outcome.Success,
 	})
+	r.calls = append(r.calls, rep)
 	r.observer.OnToolInvoked(ctx, ToolEvent{
-		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: builtin,
+		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: rep.Builtin,
 		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur,
+		Position: i, Layers: rep.Layers, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name),
 	})
 }
 
@@ -441,7 +455,8 @@ func (r *run) skipRest(ctx context.Context) {
 			ToolName:   c.Name,
 			IsError:    true,
 		})
-		r.observer.OnToolSkipped(ctx, ToolEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: isBuiltin(c.Name)})
+		r.observer.OnToolSkipped(ctx, ToolEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: isBuiltin(c.Name),
+			Position: k, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name)})
 	}
 	w.next = len(calls)
 	r.wave = nil
@@ -521,7 +536,9 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 	w := r.wave
 	c := r.msgs[w.msg].ToolCalls[w.next]
 	r.susp, r.status = nil, 0
-	r.writeObservation(ctx, c, observation.Success(msg, nil), true, 0)
+	obs := observation.Success(msg, nil)
+	r.writeObservation(ctx, c, w.next, obs, 0, CallReport{CallID: c.ID, Tool: c.Name, Round: r.round, Builtin: true,
+		Outcome: obs.Outcome(), Layers: Layers{Call: CallValid}})
 	w.next++
 	r.resetStalls(ctx, c.ID)
 	r.skipRest(ctx)

@@ -152,6 +152,7 @@ type snapState struct {
 	UserTexts   []string              `json:"user_texts,omitempty"`
 	WriteFailed bool                  `json:"write_failed,omitempty"`
 	Evidence    *wireEvidence         `json:"evidence,omitempty"`
+	Calls       []CallReport          `json:"calls,omitempty"`
 }
 
 type wireWave struct {
@@ -314,6 +315,7 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 		Answers:     r.answers,
 		UserTexts:   r.userTexts,
 		WriteFailed: r.writeFailed,
+		Calls:       r.calls,
 	}
 	if len(r.outputs) > 0 {
 		s.Outputs = make(map[string]wireOutput, len(r.outputs))
@@ -576,6 +578,8 @@ func (l *Loop) restore(s *snapState) (*run, error) {
 	r.answers = s.Answers
 	r.userTexts = s.UserTexts
 	r.writeFailed = s.WriteFailed
+	r.calls = s.Calls
+	r.restoreEvidenced()
 	for k, v := range s.Outputs {
 		r.outputs[k] = OutputValue{Value: json.RawMessage(v.Value), Source: v.Source, Ref: v.Ref}
 	}

@@ -91,6 +91,12 @@ func TestSnapshot_Refused(t *testing.T) {
 		{"bad mac", envEdit(func(e map[string]any) { e["mac"] = "hmac-sha256:00" }), react.ErrSnapshotSeal, "a seal that does not match"},
 		{"no mac", envEdit(func(e map[string]any) { delete(e, "mac") }), react.ErrSnapshotSeal, "an unsealed snapshot"},
 		{"unknown key", envEdit(func(e map[string]any) { e["key"] = "0123456789abcdef" }), react.ErrSnapshotKey, "a key this loop does not hold"},
+		{"edited call report", edit(func(s map[string]any) {
+			s["calls"].([]any)[0].(map[string]any)["execution"] = "timeout"
+		}), react.ErrSnapshotSeal, "the seal covers the calls' layers"},
+		{"undefined call status", edit(func(s map[string]any) {
+			s["calls"].([]any)[0].(map[string]any)["call"] = "fine"
+		}), react.ErrSnapshotCorrupt, "an unknown status name does not decode"},
 		{"unknown field", envEdit(func(e map[string]any) { e["extra"] = 1 }), react.ErrSnapshotCorrupt, "strict envelope"},
 		{"old checksum field", envEdit(func(e map[string]any) { e["checksum"] = "sha256:00" }), react.ErrSnapshotCorrupt, "strict envelope"},
 	}

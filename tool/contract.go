@@ -29,6 +29,15 @@ type Contract struct {
 	// IsEmpty decides emptiness; nil means the default: nil, JSON null, an
 	// empty string, slice, array or map.
 	IsEmpty func(result any) bool
+	// Sufficient inspects a result that passed every other check and
+	// reports whether it serves the business goal of the call (seed 003:
+	// structured facts — result count, required fields, object state — are
+	// checked by code). ok false marks the call "executed, business not
+	// satisfied" with reason (invoker.Execution.Insufficient; the loop's
+	// business status insufficient) while the verdict stays SUCCESS: the
+	// model sees the result and chooses the next step. Nil means no check.
+	// A panic is treated like one in Business.
+	Sufficient func(result any) (ok bool, reason string)
 
 	resolved *jsonschema.Resolved
 }

@@ -1,0 +1,78 @@
+package eval_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/eval"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
+)
+
+func TestCommand(t *testing.T) {
+	giveUp := func(context.Context) (react.Model, string, error) {
+		return reacttest.Func(func(react.Request) react.Response { return reacttest.Calls(reacttest.FailNode("x", "no")) }), "give-up", nil
+	}
+	cmd := eval.Command{Name: "rgeval", Models: map[string]eval.ModelFactory{
+		"give-up": giveUp,
+		"remote": func(context.Context) (react.Model, string, error) {
+			return nil, "", eval.Unconfigured("set REMOTE_URL\n")
+		},
+		"broken": func(context.Context) (react.Model, string, error) { return nil, "", errors.New("bad key") },
+	}}
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("cases", "integration-01-price.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mine.json"), good, 0o644))
+	jsonFile := filepath.Join(t.TempDir(), "report.json")
+
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   string
+		stderr   string
+		whyState string
+	}{
+		{"scripted, strict", []string{"-strict", "-case", "normal-01-order-status,integration-01-price"}, 0, "| **all** | 2 | 2/2 (100.0%)", "", "the scripted set passes"},
+		{"strict with a failing model", []string{"-strict", "-model", "give-up", "-category", "normal_success"}, 1, "| **all** | 6 |", "0 of 6 cases passed end to end", "-strict fails the run"},
+		{"failing model, not strict", []string{"-model", "give-up", "-category", "normal_success"}, 0, "model give-up", "", "scores are a report, not an error"},
+		{"user's directory", []string{"-cases", dir}, 0, "| 6 final integration | 1 |", "", "-cases replaces the set"},
+		{"json", []string{"-format", "json", "-case", "normal-01-order-status"}, 0, `"end_to_end": {`, "", "the JSON report on stdout"},
+		{"json file", []string{"-json", jsonFile, "-case", "normal-01-order-status"}, 0, "| **all** | 1 |", "", "markdown on stdout, JSON in the file"},
+		{"unconfigured model", []string{"-model", "remote"}, 0, "set REMOTE_URL", "", "explains what to set and exits 0"},
+		{"model that fails to start", []string{"-model", "broken"}, 3, "", "model broken: bad key", ""},
+		{"unknown model", []string{"-model", "gpt"}, 2, "", `-model "gpt": want one of scripted, broken, give-up, remote`, ""},
+		{"unknown case", []string{"-case", "nope"}, 2, "", `no case "nope"`, ""},
+		{"unknown category", []string{"-category", "nope"}, 2, "", "unknown category", ""},
+		{"empty category selection", []string{"-case", "normal-01-order-status", "-category", "business_unmet"}, 2, "", "no case of business_unmet", ""},
+		{"bad format", []string{"-format", "xml"}, 2, "", "want markdown or json", ""},
+		{"bad language", []string{"-lang", "fr"}, 2, "", "want en or zh", ""},
+		{"extra argument", []string{"extra"}, 2, "", "unexpected arguments", ""},
+		{"cases that do not load", []string{"-cases", t.TempDir()}, 2, "", "no *.json case", ""},
+		{"help", []string{"-h"}, 0, "", "usage: rgeval", ""},
+		{"chinese, verbose", []string{"-lang", "zh", "-v", "-case", "normal-05-follow-up"}, 0, "| **all** | 1 | 1/1", "REACT node_started", "the texts the model sees are Chinese; the loop's events on stderr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := cmd.Run(context.Background(), tt.args, &out, &errb)
+			assert.Equal(t, tt.code, code, "exit code; stderr: %s", errb.String())
+			assert.Contains(t, out.String(), tt.stdout, tt.whyState)
+			assert.Contains(t, errb.String(), tt.stderr)
+		})
+	}
+	b, err := os.ReadFile(jsonFile)
+	require.NoError(t, err)
+	var rep eval.Report
+	require.NoError(t, json.Unmarshal(b, &rep))
+	assert.Equal(t, 1, rep.Total.Cases)
+}

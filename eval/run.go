@@ -1,0 +1,258 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/prompt"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
+)
+
+// Options configures [Run] and [Case.Run]. The zero value runs every case
+// with its own scripted model, in English, without logging.
+type Options struct {
+	// Model returns the model for a case; nil means the case's script
+	// ([Case.ScriptModel]). A real model sees the same node, tools and
+	// user's words as the script was written for.
+	Model func(c *Case) react.Model
+	// Replay declares that Model replays each case's script (through a
+	// real client and a recorded or proxied server, say), so the labels of
+	// the script's deliberate mistakes (CallLabel.ScriptOnly) are checked
+	// as for the scripted model. Without it they are not exercised when
+	// Model is set.
+	Replay bool
+	// ModelName names the model in the report; "" means "scripted" when
+	// Model is nil, else "model".
+	ModelName string
+	// Lang is the language of every text the model sees.
+	Lang prompt.Lang
+	// Logger receives the loop's events of every run; nil discards them.
+	Logger *slog.Logger
+	// Metrics, when set, also receives every run's events and one
+	// RecordTask per case (the final task's verdict); the report then
+	// shows its figures. Nil means [Run] uses a Metrics of its own.
+	Metrics *react.Metrics
+	// Timeout bounds each case; 0 means no bound beyond ctx.
+	Timeout time.Duration
+}
+
+// ScriptModel returns a model that replays the case's script, turn by
+// turn; past its end it fails (reacttest.ErrScriptExhausted).
+func (c *Case) ScriptModel() react.Model { return scriptModel(c.Script) }
+
+func scriptModel(turns []Turn) react.Model {
+	resp := make([]react.Response, len(turns))
+	for i, t := range turns {
+		r := react.Response{Text: t.Text}
+		for _, cs := range t.Calls {
+			args := cs.Args
+			if cs.RawArgs != nil {
+				args = json.RawMessage(*cs.RawArgs)
+			}
+			r.ToolCalls = append(r.ToolCalls, react.ToolCall{ID: cs.ID, Name: cs.Name, Args: args})
+		}
+		resp[i] = r
+	}
+	return reacttest.Script(resp...)
+}
+
+// Variant returns a copy of c whose script and (when the variant has
+// them) decisions are the variant's: the misbehaving model.
+func (c *Case) Variant(v Variant) *Case {
+	cp := *c
+	cp.Script = v.Script
+	if len(v.Decisions) > 0 {
+		cp.Decisions = v.Decisions
+	}
+	cp.Variants = nil
+	return &cp
+}
+
+// run is what one run of a case produced, for scoring.
+type run struct {
+	res      react.Result
+	err      error
+	fakes    *fakes
+	declined []refusal // approvals the user declined
+	answers  []string   // the user's answers to follow-ups
+}
+
+// refusal is a tool the agent must not call again: a write whose approval
+// the user declined, or a tool that refused permission, and the index of
+// the model turn where that happened.
+type refusal struct {
+	tool string
+	turn int
+}
+
+// Run runs the case once with model (nil: its script) and scores it. An
+// error is returned only when the case cannot run (ctx cancelled before it
+// started); a model or run failure is part of the result (its Error and a
+// failed final task).
+func (c *Case) Run(ctx context.Context, model react.Model, opts Options) (CaseResult, error) {
+	if err := ctx.Err(); err != nil {
+		return CaseResult{}, err
+	}
+	scripted := model == nil || opts.Replay
+	if model == nil {
+		model = c.ScriptModel()
+	}
+	r := c.execute(ctx, model, opts)
+	cr := c.score(r, scripted)
+	if opts.Metrics != nil {
+		opts.Metrics.RecordTask(cr.Final.Passed)
+	}
+	return cr, nil
+}
+
+// execute runs the case: Run, then Resume with the case's decisions while
+// the run suspends and a decision of the right kind is left.
+func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *run {
+	out := &run{}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	f, err := c.catalog()
+	if err != nil { // Check rules this out for loaded cases
+		out.err = err
+		return out
+	}
+	out.fakes = f
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	observer := react.Observer(react.NewLogObserver(logger))
+	if opts.Metrics != nil {
+		observer = react.Observers(observer, opts.Metrics)
+	}
+	var clock fixedClock
+	guards := &guard.Options{Retry: guard.RetryOptions{Sleep: noSleep}}
+	loop, err := react.New(react.Config{
+		Model:        model,
+		Tools:        f.catalog,
+		Lang:         opts.Lang,
+		Guards:       guards,
+		Observer:     observer,
+		Logger:       logger,
+		NewRunID:     func() string { return "eval-" + c.ID },
+		Now:          clock.now,
+		KeepRunState: true,
+	})
+	if err != nil {
+		out.err = err
+		return out
+	}
+	var approvals, answers []Decision
+	for _, d := range c.Decisions {
+		if d.Answer != "" {
+			answers = append(answers, d)
+		} else {
+			approvals = append(approvals, d)
+		}
+	}
+	res, err := loop.Run(ctx, c.node(), c.Task)
+	for err == nil && res.Status == react.Suspended {
+		var d react.Decision
+		switch res.Suspension.Kind {
+		case react.SuspendApproval:
+			if len(approvals) == 0 {
+				break
+			}
+			a := approvals[0]
+			approvals = approvals[1:]
+			if a.Approve {
+				d = react.Approve()
+			} else {
+				d = react.Decline(*a.Decline)
+				out.declined = append(out.declined, refusal{tool: res.Suspension.Approval.Tool, turn: turns(res.Transcript) - 1})
+			}
+		case react.SuspendFollowUp:
+			if len(answers) == 0 {
+				break
+			}
+			d = react.Answer(answers[0].Answer)
+			out.answers = append(out.answers, answers[0].Answer)
+			answers = answers[1:]
+		}
+		if d == (react.Decision{}) {
+			break // no decision left: the run ends suspended
+		}
+		var next react.Result
+		next, err = loop.Resume(ctx, res.Snapshot, d)
+		if err != nil && errors.Is(err, react.ErrDecision) {
+			break
+		}
+		res = next
+	}
+	out.res, out.err = res, err
+	return out
+}
+
+// turns counts the assistant messages of a transcript.
+func turns(ms []react.Message) int {
+	n := 0
+	for _, m := range ms {
+		if m.Role == react.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// fixedClock advances one millisecond per reading, so durations in events
+// are deterministic.
+type fixedClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fixedClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+// Run runs every case in order and returns the report. A nil
+// opts.Metrics gets a Metrics of the run's own, whose figures the report
+// shows. Only ctx's error stops it early (returned with the report of the
+// cases run so far).
+func Run(ctx context.Context, cases []*Case, opts Options) (*Report, error) {
+	if opts.Metrics == nil {
+		opts.Metrics = &react.Metrics{}
+	}
+	name := opts.ModelName
+	if name == "" {
+		name = "scripted"
+		if opts.Model != nil {
+			name = "model"
+		}
+	}
+	rep := &Report{Model: name}
+	for _, c := range cases {
+		var m react.Model
+		if opts.Model != nil {
+			m = opts.Model(c)
+		}
+		cr, err := c.Run(ctx, m, opts)
+		if err != nil {
+			rep.finish(opts.Metrics)
+			return rep, fmt.Errorf("eval: case %s: %w", c.ID, err)
+		}
+		rep.Cases = append(rep.Cases, cr)
+	}
+	rep.finish(opts.Metrics)
+	return rep, nil
+}

@@ -214,4 +214,3 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 	}
 	return said, nil
 }
-

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/goleak"
 
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/stores/postgres"
 )
 
@@ -34,8 +35,8 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
-		os.Exit(child(role))
+	if code, ok := storetest.Main(openStores); ok {
+		os.Exit(code)
 	}
 	os.Exit(run(m))
 }

@@ -8,12 +8,13 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/stores/sqlite"
 )
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
-		os.Exit(child(role))
+	if code, ok := storetest.Main(openStores); ok {
+		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)
 }

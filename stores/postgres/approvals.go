@@ -30,7 +30,7 @@ ON CONFLICT (run) DO UPDATE SET call_id = EXCLUDED.call_id, tool = EXCLUDED.tool
 	fingerprint = EXCLUDED.fingerprint, round = EXCLUDED.round, at = EXCLUDED.at`,
 		[]byte(run), []byte(c.CallID), []byte(c.Tool), nullBytes(c.Args), []byte(c.Fingerprint), c.Round, a.s.ts())
 	if err != nil {
-		return schemaErr("gate", err)
+		return schemaErr(ctx, "gate", err)
 	}
 	return nil
 }
@@ -45,7 +45,7 @@ func (a *Approvals) Gated(ctx context.Context, run string) (guard.GatedCall, boo
 		return guard.GatedCall{}, false, nil
 	}
 	if err != nil {
-		return guard.GatedCall{}, false, schemaErr("gated", err)
+		return guard.GatedCall{}, false, schemaErr(ctx, "gated", err)
 	}
 	c.CallID, c.Tool, c.Args, c.Fingerprint = string(callID), string(tool), args, string(fp)
 	return c, true, nil
@@ -76,7 +76,7 @@ func (a *Approvals) decide(ctx context.Context, run, callID, fp string, approve 
 	var took bool
 	err := a.s.pool.QueryRow(ctx, decide, []byte(run), []byte(callID), []byte(fp), approve, a.s.ts()).Scan(&took)
 	if err != nil {
-		return schemaErr("decide", err)
+		return schemaErr(ctx, "decide", err)
 	}
 	if took {
 		return nil
@@ -91,7 +91,7 @@ func (a *Approvals) decide(ctx context.Context, run, callID, fp string, approve 
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
-		return schemaErr("decide", err)
+		return schemaErr(ctx, "decide", err)
 	case approved == approve && (!approve || string(prevFP) == fp):
 		return nil
 	}
@@ -114,7 +114,7 @@ func (a *Approvals) Consume(ctx context.Context, run, fingerprint string) (bool,
 	tag, err := a.s.pool.Exec(ctx, `UPDATE reactguard_grants SET n = n - 1, at = $3 WHERE run = $1 AND fingerprint = $2 AND n > 0`,
 		[]byte(run), []byte(fingerprint), a.s.ts())
 	if err != nil {
-		return false, schemaErr("consume", err)
+		return false, schemaErr(ctx, "consume", err)
 	}
 	return tag.RowsAffected() == 1, nil
 }

@@ -66,7 +66,7 @@ func (e *Evidence) Append(ctx context.Context, run string, r evidence.Record) er
 		[]byte(run), []byte(r.CallID), r.Attempt, []byte(r.Tool), []byte(r.Fingerprint), int16(r.Outcome), int32(r.Code),
 		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, fs, e.s.ts())
 	if err != nil {
-		return schemaErr("append evidence", err)
+		return schemaErr(ctx, "append evidence", err)
 	}
 	return nil
 }
@@ -90,11 +90,11 @@ func scanRecord(row pgx.Row) (evidence.Record, error) {
 func (e *Evidence) Records(ctx context.Context, run string) ([]evidence.Record, error) {
 	rows, err := e.s.pool.Query(ctx, `SELECT `+recordColumns+` FROM reactguard_records WHERE run = $1 ORDER BY seq`, []byte(run))
 	if err != nil {
-		return nil, schemaErr("records", err)
+		return nil, schemaErr(ctx, "records", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (evidence.Record, error) { return scanRecord(row) })
 	if err != nil {
-		return nil, schemaErr("records", err)
+		return nil, schemaErr(ctx, "records", err)
 	}
 	return out, nil
 }
@@ -108,7 +108,7 @@ WHERE run = $1 AND call_id = $2 ORDER BY outcome = $3 DESC, seq DESC LIMIT 1`, [
 		return evidence.Record{}, false, nil
 	}
 	if err != nil {
-		return evidence.Record{}, false, schemaErr("lookup", err)
+		return evidence.Record{}, false, schemaErr(ctx, "lookup", err)
 	}
 	return r, true, nil
 }
@@ -118,7 +118,7 @@ func (e *Evidence) has(ctx context.Context, run string, h []byte) (bool, error) 
 	var ok bool
 	err := e.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $2)`, []byte(run), h).Scan(&ok)
 	if err != nil {
-		return false, schemaErr("evidence lookup", err)
+		return false, schemaErr(ctx, "evidence lookup", err)
 	}
 	return ok, nil
 }
@@ -155,7 +155,7 @@ WHERE p.run = $1 AND p.fingerprint = $2`, []byte(run), []byte(fingerprint)).
 		return 0, evidence.Record{}, nil
 	}
 	if err != nil {
-		return 0, evidence.Record{}, schemaErr("executions", err)
+		return 0, evidence.Record{}, schemaErr(ctx, "executions", err)
 	}
 	r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
 	r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
@@ -183,7 +183,7 @@ WITH touched AS (
 )
 INSERT INTO reactguard_user_texts (run, text) VALUES ($1, $2)`, []byte(run), []byte(text), e.s.ts())
 	if err != nil {
-		return schemaErr("add user text", err)
+		return schemaErr(ctx, "add user text", err)
 	}
 	return nil
 }
@@ -196,21 +196,21 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 	}
 	rows, err := e.s.pool.Query(ctx, `SELECT text FROM reactguard_user_texts WHERE run = $1 ORDER BY seq`, []byte(run))
 	if err != nil {
-		return false, schemaErr("user said", err)
+		return false, schemaErr(ctx, "user said", err)
 	}
 	defer rows.Close()
 	said := false
 	for rows.Next() {
 		var text []byte
 		if err := rows.Scan(&text); err != nil {
-			return false, schemaErr("user said", err)
+			return false, schemaErr(ctx, "user said", err)
 		}
 		if !said && evidence.Said(string(text), value) {
 			said = true
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return false, schemaErr("user said", err)
+		return false, schemaErr(ctx, "user said", err)
 	}
 	return said, nil
 }

@@ -30,6 +30,7 @@ const (
 // schemaDSN is the DSN of this test process's own schema ("" when the
 // tests skip); skipReason says why they skip.
 var (
+	baseDSN    string
 	schemaDSN  string
 	skipReason string
 )
@@ -62,7 +63,7 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "FAIL: PostgreSQL at %s: %v\n(create the role and database as .ci/run does, or set %s)\n", redact(base), err, EnvDSN)
 		return 1
 	}
-	schemaDSN = dsn
+	baseDSN, schemaDSN = base, dsn
 	code := m.Run()
 	if err := dropSchema(base, schema); err != nil {
 		fmt.Fprintf(os.Stderr, "dropping test schema %s: %v\n", schema, err)
@@ -151,4 +152,20 @@ func open(t testing.TB, opts *postgres.Options) *postgres.Store {
 		t.Fatalf("Migrate: %v", err)
 	}
 	return s
+}
+
+// freshSchema returns the DSN of a new, empty schema, dropped when t ends.
+func freshSchema(t testing.TB) string {
+	t.Helper()
+	dsn(t)
+	schema, d, err := createSchema(baseDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := dropSchema(baseDSN, schema); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return d
 }

@@ -153,12 +153,16 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	return nil
 }
 
-// schemaErr wraps err with ErrSchemaOlder when it says a table is
-// missing.
-func schemaErr(op string, err error) error {
+// schemaErr wraps the error of operation op: with ErrSchemaOlder when it
+// says a table is missing, and with ctx's error when ctx ended (the
+// statement was cancelled for it).
+func schemaErr(ctx context.Context, op string, err error) error {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "42P01" {
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "42P01":
 		return fmt.Errorf("postgres: %s: %w: %w", op, ErrSchemaOlder, err)
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("postgres: %s: %w: %w", op, ctx.Err(), err)
 	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
 }

@@ -79,7 +79,7 @@ SELECT count(*) FROM old`},
 		return nil
 	})
 	if err != nil {
-		return Pruned{}, schemaErr("prune", err)
+		return Pruned{}, schemaErr(ctx, "prune", err)
 	}
 	return p, nil
 }

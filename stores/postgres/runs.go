@@ -20,22 +20,61 @@ type Claims struct{ s *Store }
 
 var _ runstore.Claims = (*Claims)(nil)
 
-// Claim implements [runstore.Claims.Claim].
+// Claim implements [runstore.Claims.Claim]. A claim statement that fails
+// may still have been applied by the server (the connection dropped after
+// it was sent); the loop then gave up the resume without using the claim,
+// so the next Claim of the same snapshot in this process recognises the
+// claim as its own and takes it, instead of calling it resumed.
 func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
-	tag, err := c.s.pool.Exec(ctx, `INSERT INTO reactguard_claims (run, id, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-		[]byte(run), []byte(id), c.s.ts())
+	k := [2]string{run, id}
+	tag, err := c.s.pool.Exec(ctx, `INSERT INTO reactguard_claims (run, id, owner, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+		[]byte(run), []byte(id), c.s.owner, c.s.ts())
 	if err != nil {
-		return false, schemaErr("claim", err)
+		c.s.setUnsure(k, true)
+		return false, schemaErr(ctx, "claim", err)
 	}
-	return tag.RowsAffected() == 1, nil
+	if tag.RowsAffected() == 1 {
+		c.s.setUnsure(k, false)
+		return true, nil
+	}
+	if !c.s.isUnsure(k) {
+		return false, nil
+	}
+	var owner int64
+	err = c.s.pool.QueryRow(ctx, `SELECT owner FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c.Claim(ctx, run, id) // released meanwhile
+	}
+	if err != nil {
+		return false, schemaErr(ctx, "claim", err)
+	}
+	c.s.setUnsure(k, false)
+	return owner == c.s.owner, nil
 }
 
 // Release implements [runstore.Claims.Release].
 func (c *Claims) Release(ctx context.Context, run, id string) error {
 	if _, err := c.s.pool.Exec(ctx, `DELETE FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)); err != nil {
-		return schemaErr("release", err)
+		return schemaErr(ctx, "release", err)
 	}
+	c.s.setUnsure([2]string{run, id}, false)
 	return nil
+}
+
+func (s *Store) setUnsure(k [2]string, unsure bool) {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	if unsure {
+		s.unsure[k] = true
+	} else {
+		delete(s.unsure, k)
+	}
+}
+
+func (s *Store) isUnsure(k [2]string) bool {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	return s.unsure[k]
 }
 
 // Runs is the [runstore.Store] of a [Store]. Snapshots are stored as bytes
@@ -59,7 +98,7 @@ ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, kind = EXCLUDED.kind, tool 
 		[]byte(run.ID), []byte(run.Node), int16(run.Kind), []byte(run.Tool), run.Args, []byte(run.Reason), []byte(run.Question),
 		run.Snapshot, micro(run.Stopped))
 	if err != nil {
-		return schemaErr("save run", err)
+		return schemaErr(ctx, "save run", err)
 	}
 	return nil
 }
@@ -92,7 +131,7 @@ func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
 		return runstore.Run{}, false, nil
 	}
 	if err != nil {
-		return runstore.Run{}, false, schemaErr("get run", err)
+		return runstore.Run{}, false, schemaErr(ctx, "get run", err)
 	}
 	return run, true, nil
 }
@@ -132,11 +171,11 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	q += ` ORDER BY stopped, id LIMIT ` + arg(n+1)
 	rows, err := r.s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return runstore.Page{}, schemaErr("list runs", err)
+		return runstore.Page{}, schemaErr(ctx, "list runs", err)
 	}
 	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstore.Run, error) { return scanRun(row, false) })
 	if err != nil {
-		return runstore.Page{}, schemaErr("list runs", err)
+		return runstore.Page{}, schemaErr(ctx, "list runs", err)
 	}
 	var p runstore.Page
 	if len(runs) > n {
@@ -151,7 +190,7 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 // Delete implements [runstore.Store.Delete].
 func (r *Runs) Delete(ctx context.Context, id string) error {
 	if _, err := r.s.pool.Exec(ctx, `DELETE FROM reactguard_runs WHERE id = $1`, []byte(id)); err != nil {
-		return schemaErr("delete run", err)
+		return schemaErr(ctx, "delete run", err)
 	}
 	return nil
 }
@@ -160,7 +199,7 @@ func (r *Runs) Delete(ctx context.Context, id string) error {
 func (r *Runs) Expire(ctx context.Context, before time.Time) (int, error) {
 	tag, err := r.s.pool.Exec(ctx, `DELETE FROM reactguard_runs WHERE stopped < $1`, micro(before))
 	if err != nil {
-		return 0, schemaErr("expire runs", err)
+		return 0, schemaErr(ctx, "expire runs", err)
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -59,6 +61,19 @@ type Store struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+
+	keys      keys // per-key Begin lock and claims held by this process
+	pendingMu sync.Mutex
+	pending   map[string]pendingFinish // key → a final record not yet stored
+	unsure    map[[2]string]bool       // resume claims whose statement failed: maybe taken by this store
+}
+
+// pendingFinish is a final write record whose Finish failed; it is stored
+// before anything else reads or claims its key in this process.
+type pendingFinish struct {
+	tool, result []byte
+	state        int16
+	code         int32
 }
 
 // ErrUnreachable is wrapped by the error of [Open] and [New] when the
@@ -80,6 +95,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: parse dsn: %w", err)
+	}
+	// A cancelled ctx cancels the statement on the server too (a cancel
+	// request), rather than only dropping the connection while the
+	// statement goes on.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 2 * time.Second}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -106,12 +127,14 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 		o = *opts
 	}
 	s := &Store{
-		pool:  pool,
-		cfg:   pool.Config().ConnConfig.Copy(),
-		now:   o.Now,
-		check: o.SessionCheck,
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		pool:    pool,
+		cfg:     pool.Config().ConnConfig.Copy(),
+		now:     o.Now,
+		check:   o.SessionCheck,
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		pending: make(map[string]pendingFinish),
+		unsure:  make(map[[2]string]bool),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -222,14 +245,35 @@ func (s *Store) checkSession() {
 	_ = s.openSession(ctx) // stays lost until it succeeds
 }
 
-// sessionErr returns nil while the owner session is held.
-func (s *Store) sessionErr() error {
+// sessionErr returns nil while the owner session is held; when it is lost
+// it tries once to reopen it.
+func (s *Store) sessionErr(ctx context.Context) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.session == nil {
-		return fmt.Errorf("%w: %v", ErrSessionLost, s.lost)
+	held, lost := s.session != nil, s.lost
+	s.mu.Unlock()
+	if held {
+		return nil
 	}
-	return nil
+	select {
+	case <-s.stop:
+		return fmt.Errorf("%w: %v", ErrSessionLost, lost)
+	default:
+	}
+	// The server may not have ended the old session yet (it holds the
+	// owner lock until it notices): try for up to one session check.
+	wait, cancel := context.WithTimeout(ctx, s.check)
+	defer cancel()
+	for {
+		err := s.openSession(wait)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-wait.Done():
+			return fmt.Errorf("%w: %v (reopening: %v)", ErrSessionLost, lost, err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Approvals returns the store's [guard.Approvals].

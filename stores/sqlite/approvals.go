@@ -33,7 +33,7 @@ ON CONFLICT (run) DO UPDATE SET call_id = excluded.call_id, tool = excluded.tool
 		return err
 	})
 	if err != nil {
-		return schemaErr("gate", err)
+		return schemaErr(ctx, "gate", err)
 	}
 	return nil
 }
@@ -48,7 +48,7 @@ func (a *Approvals) Gated(ctx context.Context, run string) (guard.GatedCall, boo
 		return guard.GatedCall{}, false, nil
 	}
 	if err != nil {
-		return guard.GatedCall{}, false, schemaErr("gated", err)
+		return guard.GatedCall{}, false, schemaErr(ctx, "gated", err)
 	}
 	c.CallID, c.Tool, c.Args, c.Fingerprint = string(callID), string(tool), args, string(fp)
 	return c, true, nil
@@ -96,7 +96,7 @@ ON CONFLICT (run, fingerprint) DO UPDATE SET n = n + 1, at = excluded.at`, blob(
 		return err
 	})
 	if err != nil {
-		return schemaErr("decide", err)
+		return schemaErr(ctx, "decide", err)
 	}
 	if pending {
 		return fmt.Errorf("%w: call %q of run %q", guard.ErrNotPending, callID, run)
@@ -120,11 +120,11 @@ func (a *Approvals) Consume(ctx context.Context, run, fingerprint string) (bool,
 	res, err := a.s.db.ExecContext(ctx, `UPDATE reactguard_grants SET n = n - 1, at = ? WHERE run = ? AND fingerprint = ? AND n > 0`,
 		a.s.ts(), blob(run), blob(fingerprint))
 	if err != nil {
-		return false, schemaErr("consume", err)
+		return false, schemaErr(ctx, "consume", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, schemaErr("consume", err)
+		return false, schemaErr(ctx, "consume", err)
 	}
 	return n == 1, nil
 }

@@ -91,7 +91,7 @@ ON CONFLICT (run, fingerprint) DO UPDATE SET calls = calls + excluded.calls, las
 		return err
 	})
 	if err != nil {
-		return schemaErr("append evidence", err)
+		return schemaErr(ctx, "append evidence", err)
 	}
 	return nil
 }
@@ -117,19 +117,19 @@ func scanRecord(row scanner, extra ...any) (evidence.Record, error) {
 func (e *Evidence) Records(ctx context.Context, run string) ([]evidence.Record, error) {
 	rows, err := e.s.db.QueryContext(ctx, `SELECT `+recordColumns+` FROM reactguard_records WHERE run = ? ORDER BY seq`, blob(run))
 	if err != nil {
-		return nil, schemaErr("records", err)
+		return nil, schemaErr(ctx, "records", err)
 	}
 	defer rows.Close()
 	var out []evidence.Record
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return nil, schemaErr("records", err)
+			return nil, schemaErr(ctx, "records", err)
 		}
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, schemaErr("records", err)
+		return nil, schemaErr(ctx, "records", err)
 	}
 	return out, nil
 }
@@ -143,7 +143,7 @@ WHERE run = ? AND call_id = ? ORDER BY outcome = ? DESC, seq DESC LIMIT 1`, blob
 		return evidence.Record{}, false, nil
 	}
 	if err != nil {
-		return evidence.Record{}, false, schemaErr("lookup", err)
+		return evidence.Record{}, false, schemaErr(ctx, "lookup", err)
 	}
 	return r, true, nil
 }
@@ -152,7 +152,7 @@ func (e *Evidence) has(ctx context.Context, run string, h []byte) (bool, error) 
 	var ok bool
 	err := e.s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_facts WHERE run = ? AND h = ?)`, blob(run), h).Scan(&ok)
 	if err != nil {
-		return false, schemaErr("evidence lookup", err)
+		return false, schemaErr(ctx, "evidence lookup", err)
 	}
 	return ok, nil
 }
@@ -184,7 +184,7 @@ WHERE p.run = ? AND p.fingerprint = ?`, blob(run), blob(fingerprint)), &calls)
 		return 0, evidence.Record{}, nil
 	}
 	if err != nil {
-		return 0, evidence.Record{}, schemaErr("executions", err)
+		return 0, evidence.Record{}, schemaErr(ctx, "executions", err)
 	}
 	return calls, r, nil
 }
@@ -204,7 +204,7 @@ func (e *Evidence) AddUserText(ctx context.Context, run, text string) error {
 		return err
 	})
 	if err != nil {
-		return schemaErr("add user text", err)
+		return schemaErr(ctx, "add user text", err)
 	}
 	return nil
 }
@@ -217,21 +217,21 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 	}
 	rows, err := e.s.db.QueryContext(ctx, `SELECT text FROM reactguard_user_texts WHERE run = ? ORDER BY seq`, blob(run))
 	if err != nil {
-		return false, schemaErr("user said", err)
+		return false, schemaErr(ctx, "user said", err)
 	}
 	defer rows.Close()
 	said := false
 	for rows.Next() {
 		var text []byte
 		if err := rows.Scan(&text); err != nil {
-			return false, schemaErr("user said", err)
+			return false, schemaErr(ctx, "user said", err)
 		}
 		if !said && evidence.Said(string(text), value) {
 			said = true
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return false, schemaErr("user said", err)
+		return false, schemaErr(ctx, "user said", err)
 	}
 	return said, nil
 }

@@ -135,11 +135,15 @@ func (s *Store) checkVersion(ctx context.Context) error {
 	return nil
 }
 
-// schemaErr wraps err with ErrSchemaOlder when it says a table is
-// missing.
-func schemaErr(op string, err error) error {
-	if err != nil && strings.Contains(err.Error(), "no such table") {
+// schemaErr wraps the error of operation op: with ErrSchemaOlder when it
+// says a table is missing, and with ctx's error when ctx ended (the
+// statement was interrupted for it).
+func schemaErr(ctx context.Context, op string, err error) error {
+	switch {
+	case err != nil && strings.Contains(err.Error(), "no such table"):
 		return fmt.Errorf("sqlite: %s: %w: %w", op, ErrSchemaOlder, err)
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("sqlite: %s: %w: %w", op, ctx.Err(), err)
 	}
 	return fmt.Errorf("sqlite: %s: %w", op, err)
 }

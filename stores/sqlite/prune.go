@@ -90,7 +90,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 		return nil
 	})
 	if err != nil {
-		return Pruned{}, schemaErr("prune", err)
+		return Pruned{}, schemaErr(ctx, "prune", err)
 	}
 	return p, nil
 }

@@ -18,26 +18,65 @@ type Claims struct{ s *Store }
 
 var _ runstore.Claims = (*Claims)(nil)
 
-// Claim implements [runstore.Claims.Claim].
+// Claim implements [runstore.Claims.Claim]. A claim statement that fails
+// may still have been applied (the error came after the commit); the loop
+// then gave up the resume without using the claim, so the next Claim of
+// the same snapshot in this process recognises the claim as its own and
+// takes it, instead of calling it resumed.
 func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
-	res, err := c.s.db.ExecContext(ctx, `INSERT INTO reactguard_claims (run, id, at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
-		blob(run), blob(id), c.s.ts())
-	if err != nil {
-		return false, schemaErr("claim", err)
+	k := [2]string{run, id}
+	res, err := c.s.db.ExecContext(ctx, `INSERT INTO reactguard_claims (run, id, owner, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		blob(run), blob(id), c.s.owner.id, c.s.ts())
+	var n int64
+	if err == nil {
+		n, err = res.RowsAffected()
 	}
-	n, err := res.RowsAffected()
 	if err != nil {
-		return false, schemaErr("claim", err)
+		c.s.setUnsure(k, true)
+		return false, schemaErr(ctx, "claim", err)
 	}
-	return n == 1, nil
+	if n == 1 {
+		c.s.setUnsure(k, false)
+		return true, nil
+	}
+	if !c.s.isUnsure(k) {
+		return false, nil
+	}
+	var owner string
+	err = c.s.db.QueryRowContext(ctx, `SELECT owner FROM reactguard_claims WHERE run = ? AND id = ?`, blob(run), blob(id)).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c.Claim(ctx, run, id) // released meanwhile
+	}
+	if err != nil {
+		return false, schemaErr(ctx, "claim", err)
+	}
+	c.s.setUnsure(k, false)
+	return owner == c.s.owner.id, nil
 }
 
 // Release implements [runstore.Claims.Release].
 func (c *Claims) Release(ctx context.Context, run, id string) error {
 	if _, err := c.s.db.ExecContext(ctx, `DELETE FROM reactguard_claims WHERE run = ? AND id = ?`, blob(run), blob(id)); err != nil {
-		return schemaErr("release", err)
+		return schemaErr(ctx, "release", err)
 	}
+	c.s.setUnsure([2]string{run, id}, false)
 	return nil
+}
+
+func (s *Store) setUnsure(k [2]string, unsure bool) {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	if unsure {
+		s.unsure[k] = true
+	} else {
+		delete(s.unsure, k)
+	}
+}
+
+func (s *Store) isUnsure(k [2]string) bool {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	return s.unsure[k]
 }
 
 // Runs is the [runstore.Store] of a [Store]. Snapshots are stored as BLOBs,
@@ -60,7 +99,7 @@ ON CONFLICT (id) DO UPDATE SET node = excluded.node, kind = excluded.kind, tool 
 		blob(run.ID), blob(run.Node), int(run.Kind), blob(run.Tool), nullBytes(run.Args), blob(run.Reason), blob(run.Question),
 		run.Snapshot, run.Stopped.UnixMicro())
 	if err != nil {
-		return schemaErr("save run", err)
+		return schemaErr(ctx, "save run", err)
 	}
 	return nil
 }
@@ -90,7 +129,7 @@ func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
 		return runstore.Run{}, false, nil
 	}
 	if err != nil {
-		return runstore.Run{}, false, schemaErr("get run", err)
+		return runstore.Run{}, false, schemaErr(ctx, "get run", err)
 	}
 	return run, true, nil
 }
@@ -127,19 +166,19 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	args = append(args, n+1)
 	rows, err := r.s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return runstore.Page{}, schemaErr("list runs", err)
+		return runstore.Page{}, schemaErr(ctx, "list runs", err)
 	}
 	defer rows.Close()
 	var runs []runstore.Run
 	for rows.Next() {
 		run, err := scanRun(rows, false)
 		if err != nil {
-			return runstore.Page{}, schemaErr("list runs", err)
+			return runstore.Page{}, schemaErr(ctx, "list runs", err)
 		}
 		runs = append(runs, run)
 	}
 	if err := rows.Err(); err != nil {
-		return runstore.Page{}, schemaErr("list runs", err)
+		return runstore.Page{}, schemaErr(ctx, "list runs", err)
 	}
 	var p runstore.Page
 	if len(runs) > n {
@@ -154,7 +193,7 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 // Delete implements [runstore.Store.Delete].
 func (r *Runs) Delete(ctx context.Context, id string) error {
 	if _, err := r.s.db.ExecContext(ctx, `DELETE FROM reactguard_runs WHERE id = ?`, blob(id)); err != nil {
-		return schemaErr("delete run", err)
+		return schemaErr(ctx, "delete run", err)
 	}
 	return nil
 }
@@ -163,11 +202,11 @@ func (r *Runs) Delete(ctx context.Context, id string) error {
 func (r *Runs) Expire(ctx context.Context, before time.Time) (int, error) {
 	res, err := r.s.db.ExecContext(ctx, `DELETE FROM reactguard_runs WHERE stopped < ?`, before.UnixMicro())
 	if err != nil {
-		return 0, schemaErr("expire runs", err)
+		return 0, schemaErr(ctx, "expire runs", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, schemaErr("expire runs", err)
+		return 0, schemaErr(ctx, "expire runs", err)
 	}
 	return int(n), nil
 }

@@ -49,6 +49,17 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	pendingMu sync.Mutex
+	pending   map[string]pendingFinish // key → a final record not yet stored
+	unsure    map[[2]string]bool       // resume claims whose statement failed: maybe taken by this store
+}
+
+// pendingFinish is a final write record whose Finish failed; it is stored
+// before anything else reads or claims its key in this process.
+type pendingFinish struct {
+	tool, result []byte
+	state, code  int
 }
 
 // ErrOpen is wrapped by the error of [Open] when the file cannot be opened
@@ -93,7 +104,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	s := &Store{db: db, path: abs, now: o.Now}
+	s := &Store{db: db, path: abs, now: o.Now, pending: make(map[string]pendingFinish), unsure: make(map[[2]string]bool)}
 	if s.now == nil {
 		s.now = time.Now
 	}

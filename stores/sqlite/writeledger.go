@@ -28,6 +28,9 @@ var _ guard.WriteLedger = (*WriteLedger)(nil)
 
 // Begin implements [guard.WriteLedger.Begin].
 func (l *WriteLedger) Begin(ctx context.Context, key, tool string) (guard.WriteRecord, bool, error) {
+	if err := l.flush(ctx, key); err != nil {
+		return guard.WriteRecord{}, false, err
+	}
 	for range 3 {
 		var ok bool
 		err := l.s.db.QueryRowContext(ctx, `
@@ -39,7 +42,7 @@ RETURNING 1`, blob(key), blob(tool), l.s.owner.id, l.s.ts()).Scan(&ok)
 			return guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning}, true, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return guard.WriteRecord{}, false, schemaErr("begin", err)
+			return guard.WriteRecord{}, false, schemaErr(ctx, "begin", err)
 		}
 		rec, found, err := l.current(ctx, key)
 		if err != nil {
@@ -79,27 +82,68 @@ func (l *WriteLedger) current(ctx context.Context, key string) (guard.WriteRecor
 		return err
 	})
 	if err != nil {
-		return guard.WriteRecord{}, false, schemaErr("write record", err)
+		return guard.WriteRecord{}, false, schemaErr(ctx, "write record", err)
 	}
 	return rec, found, nil
 }
 
 // Finish implements [guard.WriteLedger.Finish]: one upsert of the final
-// record, which clears the owner.
+// record, which clears the owner. When the statement fails (the disk is
+// full, the file locked past the busy timeout), the record is kept in the
+// process and stored before the key is next read or claimed here (Begin,
+// Get), so a run resumed in this process finds the truth, not its own
+// running claim; the error is returned all the same. If the process ends
+// first, the key reads as uncertain to the others.
 func (l *WriteLedger) Finish(ctx context.Context, rec guard.WriteRecord) error {
+	p := pendingFinish{tool: blob(rec.Tool), result: nullBytes(rec.Result), state: int(rec.State), code: int(rec.Code)}
+	if err := l.store(ctx, rec.Key, p); err != nil {
+		l.s.pendingMu.Lock()
+		l.s.pending[rec.Key] = p
+		l.s.pendingMu.Unlock()
+		return err
+	}
+	l.s.pendingMu.Lock()
+	delete(l.s.pending, rec.Key)
+	l.s.pendingMu.Unlock()
+	return nil
+}
+
+func (l *WriteLedger) store(ctx context.Context, key string, p pendingFinish) error {
 	_, err := l.s.db.ExecContext(ctx, `
 INSERT INTO reactguard_writes (key, tool, state, result, code, owner, at) VALUES (?, ?, ?, ?, ?, NULL, ?)
 ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, state = excluded.state, result = excluded.result,
 	code = excluded.code, owner = NULL, at = excluded.at`,
-		blob(rec.Key), blob(rec.Tool), int(rec.State), nullBytes(rec.Result), int(rec.Code), l.s.ts())
+		blob(key), p.tool, p.state, p.result, p.code, l.s.ts())
 	if err != nil {
-		return schemaErr("finish", err)
+		return schemaErr(ctx, "finish", err)
 	}
+	return nil
+}
+
+// flush stores the pending final record of key, if any.
+func (l *WriteLedger) flush(ctx context.Context, key string) error {
+	l.s.pendingMu.Lock()
+	p, ok := l.s.pending[key]
+	l.s.pendingMu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := l.store(ctx, key, p); err != nil {
+		return fmt.Errorf("sqlite: storing the earlier result of %q: %w", key, err)
+	}
+	l.s.pendingMu.Lock()
+	if cur, ok := l.s.pending[key]; ok && cur.state == p.state && string(cur.result) == string(p.result) {
+		delete(l.s.pending, key)
+	}
+	l.s.pendingMu.Unlock()
 	return nil
 }
 
 // Get implements [guard.WriteLedger.Get]; a running write whose owner died
 // reads (and is stored) as uncertain.
 func (l *WriteLedger) Get(ctx context.Context, key string) (guard.WriteRecord, bool, error) {
+	if err := l.flush(ctx, key); err != nil {
+		return guard.WriteRecord{}, false, err
+	}
 	return l.current(ctx, key)
 }

@@ -108,9 +108,10 @@ CREATE INDEX reactguard_evidence_runs_at ON reactguard_evidence_runs (at);
 
 -- Resume claims (runstore.Claims).
 CREATE TABLE reactguard_claims (
-	run bytea NOT NULL,
-	id  bytea NOT NULL,
-	at  timestamptz NOT NULL,
+	run   bytea NOT NULL,
+	id    bytea NOT NULL,
+	owner bigint NOT NULL,
+	at    timestamptz NOT NULL,
 	PRIMARY KEY (run, id)
 );
 CREATE INDEX reactguard_claims_at ON reactguard_claims (at);

@@ -102,9 +102,10 @@ CREATE INDEX reactguard_evidence_runs_at ON reactguard_evidence_runs (at);
 
 -- Resume claims (runstore.Claims).
 CREATE TABLE reactguard_claims (
-	run BLOB NOT NULL,
-	id  BLOB NOT NULL,
-	at  INTEGER NOT NULL,
+	run   BLOB NOT NULL,
+	id    BLOB NOT NULL,
+	owner TEXT NOT NULL,
+	at    INTEGER NOT NULL,
 	PRIMARY KEY (run, id)
 );
 CREATE INDEX reactguard_claims_at ON reactguard_claims (at);

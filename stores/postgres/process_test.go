@@ -18,7 +18,11 @@ func appName(role string) string { return "reactguard-storetest-" + role }
 // openStores opens the child processes' store: the test schema's DSN, with
 // the role as application_name.
 func openStores(ctx context.Context, dsn, role string) (storetest.Stores, error) {
-	s, err := postgres.Open(ctx, withParam(dsn, "application_name", appName(role)), nil)
+	dsn = withParam(dsn, "application_name", appName(role))
+	if role == storetest.RoleLoad {
+		dsn = withParam(dsn, "pool_max_conns", "16")
+	}
+	s, err := postgres.Open(ctx, dsn, nil)
 	if err != nil {
 		return storetest.Stores{}, err
 	}

@@ -1,4 +1,5 @@
-# Every Go module in the tree: the core and each adapter under adapters/.
+# Every Go module in the tree: the core, each adapter under adapters/ and each
+# store under stores/
 MODULES := $(shell find . -name go.mod -not -path './.git/*' -exec dirname {} \; | sort)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOBIN := $(shell go env GOPATH)/bin
@@ -6,7 +7,12 @@ GOBIN := $(shell go env GOPATH)/bin
 .PHONY: test vet lint bench fuzz generate cover eval
 
 ## test: go vet, race-enabled tests of every module, and the generated-docs check.
+## The stores/postgres tests need a server: REACTGUARD_POSTGRES_DSN, or one on
+## 127.0.0.1:5432 (.ci/run starts one); without either they skip, and say so.
 test: vet
+	@if [ -z "$$REACTGUARD_POSTGRES_DSN" ] && ! bash -c 'exec 3<>/dev/tcp/127.0.0.1/5432' 2>/dev/null; then \
+		echo "stores/postgres: tests skipped: no REACTGUARD_POSTGRES_DSN and no server on 127.0.0.1:5432 (run .ci/run, or set REACTGUARD_POSTGRES_DSN=postgres://user:pass@host:5432/db)"; \
+	fi
 	@set -e; for m in $(MODULES); do \
 		echo "== go test -race $$m"; \
 		(cd $$m && go test -race -count=1 ./...); \

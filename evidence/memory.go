@@ -320,6 +320,19 @@ func (m *Memory) UserSaid(_ context.Context, run, value string) (bool, error) {
 	return false, nil
 }
 
+// Said reports whether value appears in text by the rule of
+// [Memory.UserSaid]: value, trimmed of surrounding space, occurs in text,
+// ignoring case, and is not part of a longer word. An empty value is never
+// said. Ledgers kept in a database use it to answer [Ledger.UserSaid] the
+// same way as Memory, over the user's texts of the run.
+func Said(text, value string) bool {
+	value = strings.ToLower(strings.TrimSpace(value))
+	if value == "" {
+		return false
+	}
+	return containsWord(strings.ToLower(text), value)
+}
+
 // containsWord reports whether v occurs in t at word boundaries (see
 // UserSaid).
 func containsWord(t, v string) bool {

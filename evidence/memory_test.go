@@ -126,7 +126,18 @@ func TestMemory_UserSaidWordBoundaries(t *testing.T) {
 		got, err := m.UserSaid(ctx, "r", tt.value)
 		require.NoError(t, err)
 		assert.Equalf(t, tt.want, got, "UserSaid(%q) in %q = %v; want %v (%s)", tt.value, tt.text, got, tt.want, tt.reason)
+		assert.Equalf(t, tt.want, evidence.Said(tt.text, tt.value), "Said(%q, %q); want the rule of UserSaid (%s)", tt.text, tt.value, tt.reason)
 	}
+	assert.True(t, evidence.Said("Delete SITE-7 now", " site-7 "), "Said folds case and trims the value")
+	assert.False(t, evidence.Said("anything", "  "), "Said: an empty value is never said")
+}
+
+func ExampleSaid() {
+	fmt.Println(evidence.Said("Please delete site 42.", "42"))
+	fmt.Println(evidence.Said("Please delete site 421.", "42"))
+	// Output:
+	// true
+	// false
 }
 
 func TestWalk(t *testing.T) {

@@ -80,6 +80,14 @@ type WriteRecord struct {
 // WriteLedger records writes by idempotency key so that a write executes at
 // most once across retries, resumes and replicas. Implementations must be
 // safe for concurrent use; Begin must be atomic.
+//
+// A ledger shared by processes must not leave the claim of a process that
+// died (WriteRunning, never finished) in flight for ever: it reports such a
+// record as WriteUncertain, so the write is verified before it runs again
+// (stores/postgres ties a claim to its process's database session,
+// stores/sqlite to a lock file its process holds). It must never report
+// the claim of a process that is alive as uncertain: a verifier could then
+// answer "not applied" while the write is still running.
 type WriteLedger interface {
 	// Begin claims key for execution: when the key has no record, or a
 	// record in WriteNone or WriteFailed, it stores WriteRunning and returns

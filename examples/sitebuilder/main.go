@@ -19,7 +19,9 @@
 //	go run ./examples/sitebuilder -log       # also print the structured events (slog)
 //
 // The same story runs against a real model in the examples of the chat
-// adapters (adapters/openai, adapters/anthropic).
+// adapters (adapters/openai, adapters/anthropic), and across two processes
+// with its state in a SQLite file in stores/sqlite/examples/sitebuilder
+// (flag -state; the SQLite driver stays out of the core module).
 package main
 
 import (

@@ -45,7 +45,16 @@ func (e *usageError) Unwrap() error { return e.err }
 // stderr. ParseFlags returns flag.ErrHelp for -h and -help, and a usage
 // error for anything else it refuses; [Exit] maps both to the exit code.
 func ParseFlags(args []string, stderr io.Writer) (Config, error) {
+	return ParseFlagsWith(args, stderr, nil)
+}
+
+// ParseFlagsWith is [ParseFlags] with the program's own flags: more, when
+// not nil, defines them on the flag set before it parses args.
+func ParseFlagsWith(args []string, stderr io.Writer, more func(fs *flag.FlagSet)) (Config, error) {
 	fs := flag.NewFlagSet(Name, flag.ContinueOnError)
+	if more != nil {
+		more(fs)
+	}
 	fs.SetOutput(stderr)
 	var cfg Config
 	var lang string

@@ -15,6 +15,7 @@ import (
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/runstore"
 )
 
 // MaxResumes bounds how often [Run] resumes a suspended run; a run still
@@ -53,6 +54,28 @@ type Config struct {
 	// Timeout bounds the whole story, resumes included; 0 means no bound
 	// but ctx's.
 	Timeout time.Duration
+	// State, when set, keeps the story's run in durable stores, so that
+	// the story spans processes: Run starts a new run, which suspends for
+	// approval, stays in State.Runs, and Run returns; the next Run with a
+	// State over the same database finds the waiting run, gets the user's
+	// decision, resumes it (ResumeRun) and tells the rest.
+	State *State
+}
+
+// State is the durable state of a story that spans processes (see
+// [Config].State).
+type State struct {
+	// Guards holds the durable evidence ledger, approvals and write
+	// ledger.
+	Guards *guard.Options
+	// Claims and Runs are the resume claims and the store of stopped runs.
+	Claims runstore.Claims
+	Runs   runstore.Store
+	// Keys seal the snapshots; every process of the story needs the same.
+	Keys [][]byte
+	// Hint is how to approve or decline the waiting run in a new process,
+	// printed when the story suspends (a command line).
+	Hint string
 }
 
 // Result is how a story ended: the last run's [react.Result], and what the
@@ -106,6 +129,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// evidence). A service on many replicas plugs in its own; the story
 	// shares in-memory ones between its loop values.
 	stores := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
+	if cfg.State != nil {
+		stores = cfg.State.Guards
+	}
 	p := newPrinter(cfg.View, out)
 	logs := io.Discard
 	if cfg.Log != nil {
@@ -121,19 +147,51 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if cfg.RunID != "" {
 			c.NewRunID = func() string { return cfg.RunID }
 		}
+		if st := cfg.State; st != nil {
+			c.Claims, c.Runs, c.SnapshotKeys = st.Claims, st.Runs, st.Keys
+		}
 		return react.New(c)
 	}
 
-	task := Task(cfg.Lang)
-	say(out, "user: %s\n\n", task)
+	answers := bufio.NewScanner(in)
+	story := Result{}
 	loop, err := newLoop()
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := loop.Run(ctx, Node(), task)
+	var res react.Result
+	waiting, err := waitingRun(ctx, cfg.State)
+	switch {
+	case err != nil:
+		return Result{}, err
+	case waiting != nil:
+		// A run of an earlier process waits for the user's approval.
+		say(out, "-- run %s waits in the state store for the approval of %s(%s)\n", waiting.ID, waiting.Tool, waiting.Args)
+		decision, derr := decide(&cfg, answers, out, &react.Suspension{Kind: react.SuspendApproval,
+			Approval: &react.PendingWrite{Tool: waiting.Tool, Args: waiting.Args}})
+		if derr != nil {
+			return Result{}, fmt.Errorf("reading the user's answer: %w", derr)
+		}
+		say(out, "-- resuming it from the state store in a new process: %s\n\n", decision)
+		res, err = loop.ResumeRun(ctx, waiting.ID, decision)
+		story.Resumes++
+		p.skip(resumedAt(res.Transcript))
+	default:
+		task := Task(cfg.Lang)
+		say(out, "user: %s\n\n", task)
+		res, err = loop.Run(ctx, Node(), task)
+		if cfg.State != nil && err == nil && res.Status == react.Suspended {
+			p.print(res.Transcript)
+			p.suspended(res.Suspension)
+			say(out, "-- the run is kept in the state store; this process ends here.\n")
+			if cfg.State.Hint != "" {
+				say(out, "-- approve or decline it in a new process: %s\n", cfg.State.Hint)
+			}
+			story.Result, story.Executions = res, backend.Executions()
+			return story, nil
+		}
+	}
 	p.print(res.Transcript)
-	answers := bufio.NewScanner(in)
-	story := Result{}
 	for err == nil && res.Status == react.Suspended && story.Resumes < MaxResumes {
 		// All that crosses to the next loop value: the snapshot's bytes.
 		stored := bytes.Clone(res.Snapshot)
@@ -171,6 +229,33 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	say(out, "   create_site executed %d time(s)\n", story.Executions)
 	return story, nil
+}
+
+// resumedAt returns the index in transcript of the first message the
+// resume added: the tool message answering builtin_node_approval.
+func resumedAt(transcript []react.Message) int {
+	for i, m := range transcript {
+		if m.Role == react.RoleTool && m.ToolName == "builtin_node_approval" {
+			return i
+		}
+	}
+	return len(transcript)
+}
+
+// waitingRun returns the oldest run of the story's node waiting for
+// approval in st, or nil.
+func waitingRun(ctx context.Context, st *State) (*runstore.Run, error) {
+	if st == nil {
+		return nil, nil
+	}
+	page, err := st.Runs.List(ctx, runstore.Filter{Kind: runstore.Approval, Node: Node().Name, Limit: 1})
+	if err != nil {
+		return nil, fmt.Errorf("state store: %w", err)
+	}
+	if len(page.Runs) == 0 {
+		return nil, nil
+	}
+	return &page.Runs[0], nil
 }
 
 // errExclusive is the usage error of Approve with Decline.

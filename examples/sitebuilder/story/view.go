@@ -51,6 +51,9 @@ type printer interface {
 	print(transcript []react.Message)
 	// suspended prints what the run waits for.
 	suspended(s *react.Suspension)
+	// skip marks the first n messages of the transcript as printed (an
+	// earlier process printed them).
+	skip(n int)
 }
 
 func newPrinter(v View, w io.Writer) printer {
@@ -114,6 +117,8 @@ func (t *verdicts) print(transcript []react.Message) {
 	t.printed = len(transcript)
 }
 
+func (t *verdicts) skip(n int) { t.printed = n }
+
 func (t *verdicts) suspended(s *react.Suspension) {
 	if s.Kind == react.SuspendFollowUp {
 		say(t.w, "\n-- suspended: the model asks: %s\n", s.Question)
@@ -129,6 +134,8 @@ type conversation struct {
 	w       io.Writer
 	printed int
 }
+
+func (t *conversation) skip(n int) { t.printed = n }
 
 func (t *conversation) print(transcript []react.Message) {
 	for _, m := range transcript[min(t.printed, len(transcript)):] {

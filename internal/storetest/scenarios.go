@@ -1,0 +1,247 @@
+package storetest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Processes starts children of the test binary against one store.
+type Processes struct {
+	// Location is the store's DSN or file, passed to every child.
+	Location string
+	// Dir holds the backend's log (a temporary directory of the test).
+	Dir string
+	// Gone, when set, waits until the store no longer sees the sessions of
+	// the children of role (a killed child's database session may outlive
+	// the process for a moment); nil means nothing to wait for.
+	Gone func(ctx context.Context, role string) error
+}
+
+// child returns the command of a child in role for run, extra
+// environment added.
+func (p Processes) child(t testing.TB, role, run string, env ...string) *exec.Cmd {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$") // the child role runs from TestMain
+	cmd.Env = append(os.Environ(), EnvRole+"="+role, EnvLocation+"="+p.Location, EnvDir+"="+p.Dir, EnvRun+"="+run)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// Run runs a child to its end and returns its answer line.
+func (p Processes) Run(t testing.TB, role, run string, env ...string) string {
+	t.Helper()
+	out, err := p.child(t, role, run, env...).Output()
+	answer := strings.TrimSpace(string(out))
+	if err != nil && !strings.HasPrefix(answer, "error ") {
+		t.Fatalf("child %s of run %s: %v; output %q", role, run, err, answer)
+	}
+	return answer
+}
+
+// executions returns how many times create_site ran, across processes.
+func (p Processes) executions(t testing.TB) int {
+	t.Helper()
+	keys, err := Executions(p.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(keys)
+}
+
+// ExactlyOnce suspends a run for approval in one process, then starts
+// procs processes at once that each approve the same snapshot (Resume of
+// its bytes, as a host that stored them passes them): exactly one resumes
+// it and executes the write once, every other one gets
+// react.ErrAlreadyResumed and executes nothing. A later approval through
+// the run store (ResumeRun) finds no stopped run: it finished.
+func ExactlyOnce(t *testing.T, p Processes, procs int) {
+	run := "exactly-once-" + time.Now().Format("150405.000000")
+	if got := p.Run(t, RoleSuspend, run); got != "suspended" {
+		t.Fatalf("suspending child answered %q; want suspended", got)
+	}
+	answers := make([]string, procs)
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*bytes.Buffer, procs)
+	for i := range procs {
+		cmds[i] = p.child(t, RoleApprove, run)
+		outs[i] = &bytes.Buffer{}
+		cmds[i].Stdout = outs[i]
+	}
+	for i := range procs { // all started before any is waited for
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range procs {
+		wg.Go(func() {
+			if err := cmds[i].Wait(); err != nil {
+				errs <- fmt.Errorf("child %d: %v; output %q", i, err, outs[i])
+			}
+			answers[i] = strings.TrimSpace(outs[i].String())
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	slices.Sort(answers)
+	want := append([]string{}, slices.Repeat([]string{"already-resumed"}, procs-1)...)
+	want = append(want, "finished")
+	if !slices.Equal(answers, want) {
+		t.Fatalf("%d processes approving one run answered %q; want one finished and %d already-resumed", procs, answers, procs-1)
+	}
+	if n := p.executions(t); n != 1 {
+		t.Fatalf("create_site ran %d times across %d processes; want exactly 1", n, procs)
+	}
+	if got := p.Run(t, RoleResume, run); !strings.Contains(got, "no stopped run") {
+		t.Fatalf("approving the finished run again answered %q; want no stopped run (the run store forgot it)", got)
+	}
+}
+
+// KilledWrite suspends a run, approves it in a process whose create_site
+// applies the write and then never returns, checks that another process
+// meanwhile sees the write in flight, kills the first with SIGKILL, and
+// checks that the next process to reach the same write (the same run
+// started again, the same idempotency key) answers WRITE_PENDING_VERIFY,
+// and, when create_site has a Verify, reuses the applied result: the write
+// ran once in all.
+func KilledWrite(t *testing.T, p Processes) {
+	run := "killed-" + time.Now().Format("150405.000000")
+	if got := p.Run(t, RoleSuspend, run); got != "suspended" {
+		t.Fatalf("suspending child answered %q; want suspended", got)
+	}
+	cmd := p.child(t, RoleResumeBlock, run)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	line, err := ReadLine(bufio.NewReader(stdout), time.Minute)
+	if err != nil || line != "applied" {
+		t.Fatalf("blocking child said %q, %v; want applied", line, err)
+	}
+
+	// While the owner lives, its snapshot is claimed and its write is in
+	// flight for everyone else.
+	for _, role := range []string{RoleResume, RoleApprove} {
+		if got := p.Run(t, role, run); got != "already-resumed" {
+			t.Fatalf("approving the run again (%s) while the write runs answered %q; want already-resumed", role, got)
+		}
+	}
+	if got := p.Run(t, RoleRerun, run); got != "create_site DEFERRED WRITE_IN_FLIGHT" {
+		t.Fatalf("another process reaching the write while its owner runs answered %q; want DEFERRED WRITE_IN_FLIGHT", got)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killed = true
+	if p.Gone != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.Gone(ctx, RoleResumeBlock); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if got := p.Run(t, RoleApprove, run); got != "already-resumed" {
+		t.Fatalf("approving the snapshot again after the kill answered %q; want already-resumed (the killed process claimed it)", got)
+	}
+	if got := p.Run(t, RoleRerun, run); got != "create_site DEFERRED WRITE_PENDING_VERIFY" {
+		t.Fatalf("the next process reaching the killed process's write answered %q; want DEFERRED WRITE_PENDING_VERIFY", got)
+	}
+	if got := p.Run(t, RoleRerun, run, EnvVerify+"=1"); got != "create_site SUCCESS -" {
+		t.Fatalf("with a Verify, the next process answered %q; want SUCCESS (the applied result reused)", got)
+	}
+	if got := p.Run(t, RoleRerun, run); got != "create_site SUCCESS -" {
+		t.Fatalf("after the verification, another process answered %q; want SUCCESS (the verified result reused)", got)
+	}
+	if n := p.executions(t); n != 1 {
+		t.Fatalf("create_site ran %d times; want 1 (applied by the killed process, then verified and reused)", n)
+	}
+}
+
+// Load starts procs processes that each drive runs runs at once (run,
+// suspend for approval, approve with ResumeRun, finish) against the store,
+// and returns their reports after checking that every run finished with
+// exactly one execution of its write.
+func Load(tb testing.TB, p Processes, procs, runs int) []LoadReport {
+	tb.Helper()
+	reports := make([]LoadReport, procs)
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	prefix := "load-" + time.Now().Format("150405.000000")
+	for i := range procs {
+		cmd := p.child(tb, RoleLoad, fmt.Sprintf("%s-p%d", prefix, i), fmt.Sprintf("%s=%d", EnvRuns, runs))
+		wg.Go(func() {
+			out, err := cmd.Output()
+			if err != nil {
+				errs <- fmt.Errorf("load child %d: %v; output %.500s", i, err, out)
+				return
+			}
+			if err := json.Unmarshal(out, &reports[i]); err != nil {
+				errs <- fmt.Errorf("load child %d: %v; output %.500s", i, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+	total, execs := 0, 0
+	for i, r := range reports {
+		if len(r.Failed) > 0 {
+			tb.Fatalf("load child %d: %d runs failed, first: %s", i, len(r.Failed), r.Failed[0])
+		}
+		total += r.Finished
+		execs += r.Executions
+	}
+	if total != procs*runs {
+		tb.Fatalf("%d runs finished; want %d", total, procs*runs)
+	}
+	keys, err := Executions(p.Dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	seen := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if seen[k] {
+			tb.Fatalf("the write of key %s ran twice", k)
+		}
+		seen[k] = true
+	}
+	if len(keys) != procs*runs || execs != procs*runs {
+		tb.Fatalf("%d writes ran (%d successes seen); want %d, one per run (no lost or duplicated approval)", len(keys), execs, procs*runs)
+	}
+	return reports
+}

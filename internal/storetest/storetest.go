@@ -1,0 +1,404 @@
+// Package storetest is the shared test support of the durable stores
+// (stores/postgres, stores/sqlite): scenarios that start real OS processes
+// (the store's own test binary, re-executed) against one database and
+// check, through the public API as a service uses it, that an approved
+// write runs exactly once across processes, that a write claimed by a
+// process killed with SIGKILL is left uncertain and verified, and how
+// long guarded calls take when many runs share one database.
+//
+// A store's TestMain calls [Main] first, so that the binary runs a child
+// role when the scenario asks for one:
+//
+//	func TestMain(m *testing.M) {
+//		if code, ok := storetest.Main(openStores); ok {
+//			os.Exit(code)
+//		}
+//		…
+//	}
+package storetest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/outcome"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
+	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/tool"
+)
+
+// The environment of a child process.
+const (
+	EnvRole     = "REACTGUARD_STORETEST_ROLE"     // the child's role; unset in the test process
+	EnvLocation = "REACTGUARD_STORETEST_LOCATION" // the store's DSN or file
+	EnvDir      = "REACTGUARD_STORETEST_DIR"      // the directory of the backend's log
+	EnvRun      = "REACTGUARD_STORETEST_RUN"      // the run id
+	EnvVerify   = "REACTGUARD_STORETEST_VERIFY"   // "1": create_site has a Verify
+	EnvRuns     = "REACTGUARD_STORETEST_RUNS"     // load: runs of this process
+)
+
+// The roles of a child process.
+const (
+	RoleSuspend     = "suspend"      // run the node until it asks for approval
+	RoleResume      = "resume"       // approve the stored run (ResumeRun)
+	RoleApprove     = "approve"      // approve the snapshot the suspending child wrote (Resume)
+	RoleResumeBlock = "resume-block" // approve; create_site applies the write, says "applied" and blocks
+	RoleRerun       = "rerun"        // run the node again under the same run id, calling create_site at once
+	RoleLoad        = "load"         // many runs at once: run, suspend, approve, finish
+)
+
+// Stores are the parts of one durable store a child wires into its loop.
+type Stores struct {
+	Ledger      evidence.Ledger
+	Approvals   guard.Approvals
+	WriteLedger guard.WriteLedger
+	Claims      runstore.Claims
+	Runs        runstore.Store
+	// Close closes the store.
+	Close func()
+}
+
+// Opener opens the stores at location (a DSN or a file), migrated. role
+// names the child (a store may tag its sessions with it).
+type Opener func(ctx context.Context, location, role string) (Stores, error)
+
+// key seals the snapshots of every child: they must resume each other's.
+var key = []byte("storetest snapshot key, 32 bytes or more, shared by the children")
+
+// Node is the node of every scenario.
+var Node = react.Node{Name: "storetest", Instructions: "Create the site the user asks for.", Tools: []string{"create_site"}, MaxRounds: 10}
+
+// CreateArgs are the arguments of every create_site call.
+const CreateArgs = `{"name":"Spring Sale","space_id":"sp-42"}`
+
+// Main runs the child role named by EnvRole and returns its exit code and
+// true; without EnvRole it returns false and does nothing. A child prints
+// its answer on stdout as one line (see the roles).
+func Main(open Opener) (int, bool) {
+	role := os.Getenv(EnvRole)
+	if role == "" {
+		return 0, false
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	if err := child(ctx, open, role, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stdout, "error %v\n", err)
+		return 1, true
+	}
+	return 0, true
+}
+
+// backend is the system behind create_site, shared by the processes: a log
+// file with one line per execution, "<idempotency key> <pid>", appended
+// with O_APPEND.
+type backend struct{ path string }
+
+func (b backend) apply(key string) (map[string]string, error) {
+	f, err := os.OpenFile(b.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "%s %d\n", key, os.Getpid()); err != nil {
+		return nil, err
+	}
+	return site(key), nil
+}
+
+func site(key string) map[string]string {
+	return map[string]string{"site_id": "site-" + strings.TrimPrefix(key, "rg-")[:8]}
+}
+
+// Executions returns the keys of the executions in the log at dir, in
+// order.
+func Executions(dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "backend.log"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if k, _, ok := strings.Cut(line, " "); ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+func (b backend) verify(_ context.Context, key string) (tool.WriteStatus, any, error) {
+	keys, err := Executions(filepath.Dir(b.path))
+	if err != nil {
+		return tool.WriteUnknown, nil, err
+	}
+	for _, k := range keys {
+		if k == key {
+			return tool.WriteApplied, site(key), nil
+		}
+	}
+	return tool.WriteNotApplied, nil, nil
+}
+
+// catalog returns create_site over b; block makes it block after applying
+// the write, once it said "applied" on out.
+func catalog(b backend, verify, block bool, out io.Writer) (*tool.Catalog, error) {
+	create := tool.New("create_site", "Create a website.", func(context.Context, createInput) (any, error) { return nil, nil })
+	create.Effect = tool.Write
+	create.Func = func(ctx context.Context, req tool.Request) (any, error) {
+		res, err := b.apply(req.IdempotencyKey)
+		if err != nil || !block {
+			return res, err
+		}
+		fmt.Fprintln(out, "applied")
+		<-ctx.Done() // the reply never comes: the process is killed here
+		return nil, ctx.Err()
+	}
+	if verify {
+		create.Verify = b.verify
+	}
+	return tool.NewCatalog(create)
+}
+
+// createInput is the input of create_site.
+type createInput struct {
+	Name    string `json:"name"`
+	SpaceID string `json:"space_id"`
+}
+
+// agent is the scripted model: create the site (c3), ask for approval
+// (c4), create it again once approved (c5), finish (c8).
+func agent(req react.Request) react.Response {
+	answered := func(id string) bool { _, ok := reacttest.ToolMessage(req, id); return ok }
+	switch {
+	case !answered("c3"):
+		return reacttest.Turn("Creating the site.", reacttest.Call("c3", "create_site", CreateArgs))
+	case !answered("c4"):
+		return reacttest.Calls(reacttest.Approval("c4", "create_site", "create Spring Sale in sp-42"))
+	case !answered("c5"):
+		return reacttest.Calls(reacttest.Call("c5", "create_site", CreateArgs))
+	}
+	return reacttest.Calls(reacttest.Finish("c8", "created"))
+}
+
+// rerunAgent calls create_site once (c3) and finishes.
+func rerunAgent(req react.Request) react.Response {
+	if _, ok := reacttest.ToolMessage(req, "c3"); !ok {
+		return reacttest.Calls(reacttest.Call("c3", "create_site", CreateArgs))
+	}
+	return reacttest.Calls(reacttest.Finish("c8", "done"))
+}
+
+// verdicts records the verdict of each catalog call and how long it took.
+type verdicts struct {
+	react.NopObserver
+	mu    sync.Mutex
+	calls []react.ToolEvent
+}
+
+func (v *verdicts) OnToolInvoked(_ context.Context, e react.ToolEvent) {
+	if e.Builtin {
+		return
+	}
+	v.mu.Lock()
+	v.calls = append(v.calls, e)
+	v.mu.Unlock()
+}
+
+func (v *verdicts) of(tool string) []react.ToolEvent {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []react.ToolEvent
+	for _, e := range v.calls {
+		if e.Tool == tool {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func child(ctx context.Context, open Opener, role string, out io.Writer) error {
+	stores, err := open(ctx, os.Getenv(EnvLocation), role)
+	if err != nil {
+		return err
+	}
+	defer stores.Close()
+	b := backend{path: filepath.Join(os.Getenv(EnvDir), "backend.log")}
+	tools, err := catalog(b, os.Getenv(EnvVerify) == "1", role == RoleResumeBlock, out)
+	if err != nil {
+		return err
+	}
+	obs := &verdicts{}
+	model := react.ModelFunc(func(_ context.Context, req react.Request) (react.Response, error) { return agent(req), nil })
+	if role == RoleRerun {
+		model = func(_ context.Context, req react.Request) (react.Response, error) { return rerunAgent(req), nil }
+	}
+	run := os.Getenv(EnvRun)
+	newID := func() string { return run }
+	if role == RoleLoad {
+		var n atomic.Int64
+		newID = func() string { return run + "-" + strconv.FormatInt(n.Add(1), 10) }
+	}
+	loop, err := react.New(react.Config{
+		Model: model, Tools: tools, Observer: obs,
+		Guards:       &guard.Options{Ledger: stores.Ledger, Approvals: stores.Approvals, WriteLedger: stores.WriteLedger},
+		Claims:       stores.Claims,
+		Runs:         stores.Runs,
+		SnapshotKeys: [][]byte{key},
+		NewRunID:     newID,
+	})
+	if err != nil {
+		return err
+	}
+	switch role {
+	case RoleSuspend:
+		res, err := loop.Run(ctx, Node, "Create the Spring Sale site in sp-42.")
+		if err != nil {
+			return err
+		}
+		if res.Status != react.Suspended || res.Suspension == nil || res.Suspension.Kind != react.SuspendApproval {
+			return fmt.Errorf("run ended %s; want suspended for approval", res.Status)
+		}
+		if err := os.WriteFile(filepath.Join(os.Getenv(EnvDir), run+".snapshot"), res.Snapshot, 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintln(out, "suspended")
+	case RoleResume, RoleResumeBlock, RoleApprove:
+		var res react.Result
+		var err error
+		if role == RoleApprove {
+			snap, rerr := os.ReadFile(filepath.Join(os.Getenv(EnvDir), run+".snapshot"))
+			if rerr != nil {
+				return rerr
+			}
+			res, err = loop.Resume(ctx, snap, react.Approve())
+		} else {
+			res, err = loop.ResumeRun(ctx, run, react.Approve())
+		}
+		switch {
+		case errors.Is(err, react.ErrAlreadyResumed):
+			fmt.Fprintln(out, "already-resumed")
+		case err != nil:
+			return err
+		default:
+			fmt.Fprintf(out, "%s\n", strings.ToLower(res.Status.String()))
+		}
+	case RoleRerun:
+		if _, err := loop.Run(ctx, Node, "Create the Spring Sale site in sp-42."); err != nil {
+			return err
+		}
+		calls := obs.of("create_site")
+		if len(calls) != 1 {
+			return fmt.Errorf("create_site was called %d times; want 1", len(calls))
+		}
+		fmt.Fprintf(out, "create_site %s %s\n", calls[0].Outcome, codeName(calls[0].Code))
+	case RoleLoad:
+		return load(ctx, loop, obs, out)
+	default:
+		return fmt.Errorf("unknown role %q", role)
+	}
+	return nil
+}
+
+func codeName(c errcode.Code) string {
+	if c == 0 {
+		return "-"
+	}
+	return c.String()
+}
+
+// LoadReport is what a load child prints: the outcome of its runs and the
+// duration of every guarded call, in microseconds.
+type LoadReport struct {
+	Finished   int      `json:"finished"`
+	Failed     []string `json:"failed,omitempty"`
+	Durations  []int64  `json:"durations_us"`
+	Executions int      `json:"create_site_success"`
+}
+
+// load drives EnvRuns runs at once, each run to its approval, approved by
+// ResumeRun, to its end.
+func load(ctx context.Context, loop *react.Loop, obs *verdicts, out io.Writer) error {
+	n, err := strconv.Atoi(os.Getenv(EnvRuns))
+	if err != nil {
+		return fmt.Errorf("%s: %w", EnvRuns, err)
+	}
+	var mu sync.Mutex
+	var rep LoadReport
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			err := func() error {
+				res, err := loop.Run(ctx, Node, "Create the Spring Sale site in sp-42.")
+				if err != nil {
+					return err
+				}
+				if res.Status != react.Suspended {
+					return fmt.Errorf("run %s: %s before approval", res.Run, res.Status)
+				}
+				res, err = loop.ResumeRun(ctx, res.Run, react.Approve())
+				if err != nil {
+					return err
+				}
+				if res.Status != react.Finished {
+					return fmt.Errorf("run %s: %s after approval", res.Run, res.Status)
+				}
+				return nil
+			}()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				rep.Failed = append(rep.Failed, err.Error())
+				return
+			}
+			rep.Finished++
+		})
+	}
+	wg.Wait()
+	obs.mu.Lock()
+	for _, e := range obs.calls {
+		rep.Durations = append(rep.Durations, e.Duration.Microseconds())
+		if e.Tool == "create_site" && e.Outcome == outcome.Success {
+			rep.Executions++
+		}
+	}
+	obs.mu.Unlock()
+	return json.NewEncoder(out).Encode(rep)
+}
+
+// ReadLine reads one line from r, or fails after d.
+func ReadLine(r *bufio.Reader, d time.Duration) (string, error) {
+	type line struct {
+		s   string
+		err error
+	}
+	ch := make(chan line, 1)
+	go func() {
+		s, err := r.ReadString('\n')
+		ch <- line{strings.TrimSpace(s), err}
+	}()
+	select {
+	case l := <-ch:
+		return l.s, l.err
+	case <-time.After(d):
+		return "", fmt.Errorf("no line after %v", d)
+	}
+}

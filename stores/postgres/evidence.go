@@ -1,0 +1,216 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/outcome"
+	"github.com/reactguard/reactguard/stores/postgres/internal/facts"
+)
+
+// Evidence is the [evidence.Ledger] of a [Store]. It mirrors the indexes
+// of [evidence.Memory] in tables, so every lookup is one primary-key probe
+// whatever the number of records: Append writes the record and, for a
+// success, one row per indexed fact (the tool, each (tool, path, text)
+// leaf, each text and word at any path; see [evidence.Walk] and
+// [evidence.Words]) and the fingerprint's count of distinct calls, all in
+// one statement. UserSaid reads the run's user texts (its cost grows with
+// what the user said, as the contract allows) and matches them with
+// [evidence.Said].
+//
+// Evidence does not implement [evidence.Exporter]: its state outlives the
+// process, so a snapshot of a run that uses it carries no evidence, and
+// the resuming process reads the same tables.
+type Evidence struct{ s *Store }
+
+var _ evidence.Ledger = (*Evidence)(nil)
+
+const appendRecord = `
+WITH rec AS (
+	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	ON CONFLICT (run, call_id, attempt) DO NOTHING
+	RETURNING seq
+), touched AS (
+	INSERT INTO reactguard_evidence_runs (run, at) VALUES ($1, $12)
+	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
+), facts AS (
+	INSERT INTO reactguard_facts (run, h) SELECT $1, f FROM rec, unnest($11::bytea[]) AS f
+	ON CONFLICT DO NOTHING
+), call AS (
+	INSERT INTO reactguard_print_calls (run, fingerprint, call_id) SELECT $1, $5, $2 FROM rec WHERE $5 <> ''::bytea
+	ON CONFLICT DO NOTHING
+	RETURNING 1
+)
+INSERT INTO reactguard_prints (run, fingerprint, calls, last_seq)
+SELECT $1, $5, (SELECT count(*) FROM call), seq FROM rec WHERE $5 <> ''::bytea
+ON CONFLICT (run, fingerprint) DO UPDATE SET calls = reactguard_prints.calls + EXCLUDED.calls,
+	last_seq = greatest(reactguard_prints.last_seq, EXCLUDED.last_seq)`
+
+// Append implements [evidence.Ledger.Append] in one statement (one round
+// trip).
+func (e *Evidence) Append(ctx context.Context, run string, r evidence.Record) error {
+	if err := evidence.Check(r); err != nil {
+		return err
+	}
+	var fs [][]byte
+	if r.Outcome == outcome.Success {
+		fs = facts.Of(r.Tool, r.Payload)
+	}
+	_, err := e.s.pool.Exec(ctx, appendRecord,
+		[]byte(run), []byte(r.CallID), r.Attempt, []byte(r.Tool), []byte(r.Fingerprint), int16(r.Outcome), int32(r.Code),
+		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, fs, e.s.ts())
+	if err != nil {
+		return schemaErr(ctx, "append evidence", err)
+	}
+	return nil
+}
+
+const recordColumns = `call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round`
+
+func scanRecord(row pgx.Row) (evidence.Record, error) {
+	var callID, tool, fp, payload, ref []byte
+	var oc int16
+	var code int32
+	var r evidence.Record
+	if err := row.Scan(&callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round); err != nil {
+		return evidence.Record{}, err
+	}
+	r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
+	r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
+	return r, nil
+}
+
+// Records implements [evidence.Ledger.Records].
+func (e *Evidence) Records(ctx context.Context, run string) ([]evidence.Record, error) {
+	rows, err := e.s.pool.Query(ctx, `SELECT `+recordColumns+` FROM reactguard_records WHERE run = $1 ORDER BY seq`, []byte(run))
+	if err != nil {
+		return nil, schemaErr(ctx, "records", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (evidence.Record, error) { return scanRecord(row) })
+	if err != nil {
+		return nil, schemaErr(ctx, "records", err)
+	}
+	return out, nil
+}
+
+// Lookup implements [evidence.Ledger.Lookup]: a probe of the call's
+// attempts by primary key.
+func (e *Evidence) Lookup(ctx context.Context, run, callID string) (evidence.Record, bool, error) {
+	r, err := scanRecord(e.s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM reactguard_records
+WHERE run = $1 AND call_id = $2 ORDER BY outcome = $3 DESC, seq DESC LIMIT 1`, []byte(run), []byte(callID), int16(outcome.Success)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return evidence.Record{}, false, nil
+	}
+	if err != nil {
+		return evidence.Record{}, false, schemaErr(ctx, "lookup", err)
+	}
+	return r, true, nil
+}
+
+// has reports whether the run holds fact h.
+func (e *Evidence) has(ctx context.Context, run string, h []byte) (bool, error) {
+	var ok bool
+	err := e.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $2)`, []byte(run), h).Scan(&ok)
+	if err != nil {
+		return false, schemaErr(ctx, "evidence lookup", err)
+	}
+	return ok, nil
+}
+
+// HasResult implements [evidence.Ledger.HasResult].
+func (e *Evidence) HasResult(ctx context.Context, run, tool string) (bool, error) {
+	return e.has(ctx, run, facts.Tool(tool))
+}
+
+// HasValue implements [evidence.Ledger.HasValue].
+func (e *Evidence) HasValue(ctx context.Context, run, tool, field, value string) (bool, error) {
+	if tool == "" {
+		return e.has(ctx, run, facts.Any(value))
+	}
+	return e.has(ctx, run, facts.Value(tool, field, value))
+}
+
+// Executions implements [evidence.Ledger.Executions]: the fingerprint's
+// count and latest record, by primary key.
+func (e *Evidence) Executions(ctx context.Context, run, fingerprint string) (int, evidence.Record, error) {
+	if fingerprint == "" {
+		return 0, evidence.Record{}, nil
+	}
+	var calls int
+	var callID, tool, fp, payload, ref []byte
+	var oc int16
+	var code int32
+	var r evidence.Record
+	err := e.s.pool.QueryRow(ctx, `SELECT p.calls, `+prefixed("r.", recordColumns)+`
+FROM reactguard_prints p JOIN reactguard_records r ON r.run = p.run AND r.seq = p.last_seq
+WHERE p.run = $1 AND p.fingerprint = $2`, []byte(run), []byte(fingerprint)).
+		Scan(&calls, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, evidence.Record{}, nil
+	}
+	if err != nil {
+		return 0, evidence.Record{}, schemaErr(ctx, "executions", err)
+	}
+	r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
+	r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
+	return calls, r, nil
+}
+
+func prefixed(p, cols string) string {
+	parts := strings.Split(cols, ", ")
+	for i := range parts {
+		parts[i] = p + parts[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// AddUserText implements [evidence.Ledger.AddUserText]; blank texts are
+// ignored, as [evidence.Memory] ignores them.
+func (e *Evidence) AddUserText(ctx context.Context, run, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	_, err := e.s.pool.Exec(ctx, `
+WITH touched AS (
+	INSERT INTO reactguard_evidence_runs (run, at) VALUES ($1, $3)
+	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
+)
+INSERT INTO reactguard_user_texts (run, text) VALUES ($1, $2)`, []byte(run), []byte(text), e.s.ts())
+	if err != nil {
+		return schemaErr(ctx, "add user text", err)
+	}
+	return nil
+}
+
+// UserSaid implements [evidence.Ledger.UserSaid] with [evidence.Said]
+// over the run's user texts.
+func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error) {
+	if strings.TrimSpace(value) == "" {
+		return false, nil
+	}
+	rows, err := e.s.pool.Query(ctx, `SELECT text FROM reactguard_user_texts WHERE run = $1 ORDER BY seq`, []byte(run))
+	if err != nil {
+		return false, schemaErr(ctx, "user said", err)
+	}
+	defer rows.Close()
+	said := false
+	for rows.Next() {
+		var text []byte
+		if err := rows.Scan(&text); err != nil {
+			return false, schemaErr(ctx, "user said", err)
+		}
+		if !said && evidence.Said(string(text), value) {
+			said = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, schemaErr(ctx, "user said", err)
+	}
+	return said, nil
+}

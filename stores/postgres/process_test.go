@@ -1,0 +1,74 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reactguard/reactguard/internal/storetest"
+	"github.com/reactguard/reactguard/stores/postgres"
+)
+
+// appName is the application_name of a child's sessions.
+func appName(role string) string { return "reactguard-storetest-" + role }
+
+// openStores opens the child processes' store: the test schema's DSN, with
+// the role as application_name.
+func openStores(ctx context.Context, dsn, role string) (storetest.Stores, error) {
+	dsn = withParam(dsn, "application_name", appName(role))
+	if role == storetest.RoleLoad {
+		dsn = withParam(dsn, "pool_max_conns", "16")
+	}
+	s, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		return storetest.Stores{}, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return storetest.Stores{}, err
+	}
+	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+		Claims: s.Claims(), Runs: s.Runs(), Close: s.Close}, nil
+}
+
+// processes returns the scenarios' processes on the test schema.
+func processes(t testing.TB) storetest.Processes {
+	loc := dsn(t)
+	return storetest.Processes{Location: loc, Dir: t.TempDir(), Gone: func(ctx context.Context, role string) error {
+		conn, err := pgx.Connect(ctx, loc)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		for {
+			var n int
+			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, appName(role)).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("sessions of %s still open: %w", role, ctx.Err())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}}
+}
+
+// Eight processes approve one stored run against one database: one
+// executes the write, seven get react.ErrAlreadyResumed.
+func TestProcesses_ExactlyOnce(t *testing.T) {
+	storetest.ExactlyOnce(t, processes(t), 8)
+}
+
+// A process killed by SIGKILL while its approved write runs leaves the
+// write uncertain: the next process answers WRITE_PENDING_VERIFY, or with
+// a Verify reuses the applied result.
+func TestProcesses_KilledWrite(t *testing.T) {
+	storetest.KilledWrite(t, processes(t))
+}

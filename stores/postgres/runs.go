@@ -1,0 +1,205 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reactguard/reactguard/runstore"
+)
+
+// Claims is the [runstore.Claims] of a [Store]: Claim is one INSERT … ON
+// CONFLICT DO NOTHING, so of any number of concurrent claims of one
+// snapshot, in any number of processes, exactly one succeeds. A claim is
+// kept until it is released or pruned by [Store.Prune].
+type Claims struct{ s *Store }
+
+var _ runstore.Claims = (*Claims)(nil)
+
+// Claim implements [runstore.Claims.Claim]. A claim statement that fails
+// may still have been applied by the server (the connection dropped after
+// it was sent); the loop then gave up the resume without using the claim,
+// so the next Claim of the same snapshot in this process recognises the
+// claim as its own and takes it, instead of calling it resumed.
+func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
+	k := [2]string{run, id}
+	tag, err := c.s.pool.Exec(ctx, `INSERT INTO reactguard_claims (run, id, owner, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+		[]byte(run), []byte(id), c.s.owner, c.s.ts())
+	if err != nil {
+		c.s.setUnsure(k, true)
+		return false, schemaErr(ctx, "claim", err)
+	}
+	if tag.RowsAffected() == 1 {
+		c.s.setUnsure(k, false)
+		return true, nil
+	}
+	if !c.s.isUnsure(k) {
+		return false, nil
+	}
+	var owner int64
+	err = c.s.pool.QueryRow(ctx, `SELECT owner FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c.Claim(ctx, run, id) // released meanwhile
+	}
+	if err != nil {
+		return false, schemaErr(ctx, "claim", err)
+	}
+	c.s.setUnsure(k, false)
+	return owner == c.s.owner, nil
+}
+
+// Release implements [runstore.Claims.Release].
+func (c *Claims) Release(ctx context.Context, run, id string) error {
+	if _, err := c.s.pool.Exec(ctx, `DELETE FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)); err != nil {
+		return schemaErr(ctx, "release", err)
+	}
+	c.s.setUnsure([2]string{run, id}, false)
+	return nil
+}
+
+func (s *Store) setUnsure(k [2]string, unsure bool) {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	if unsure {
+		s.unsure[k] = true
+	} else {
+		delete(s.unsure, k)
+	}
+}
+
+func (s *Store) isUnsure(k [2]string) bool {
+	s.pendingMu.Lock()
+	defer s.pendingMu.Unlock()
+	return s.unsure[k]
+}
+
+// Runs is the [runstore.Store] of a [Store]. Snapshots are stored as bytes
+// (bytea), exactly as given: never as jsonb, which refuses the \u0000 a
+// model may put in a string and reorders keys. List pages by keyset on
+// (stopped, id) over an index, so a page costs the same at any depth.
+type Runs struct{ s *Store }
+
+var _ runstore.Store = (*Runs)(nil)
+
+// Save implements [runstore.Store.Save] with one upsert.
+func (r *Runs) Save(ctx context.Context, run runstore.Run) error {
+	if err := runstore.Check(run); err != nil {
+		return err
+	}
+	_, err := r.s.pool.Exec(ctx, `
+INSERT INTO reactguard_runs (id, node, kind, tool, args, reason, question, snapshot, stopped)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, kind = EXCLUDED.kind, tool = EXCLUDED.tool, args = EXCLUDED.args,
+	reason = EXCLUDED.reason, question = EXCLUDED.question, snapshot = EXCLUDED.snapshot, stopped = EXCLUDED.stopped`,
+		[]byte(run.ID), []byte(run.Node), int16(run.Kind), []byte(run.Tool), run.Args, []byte(run.Reason), []byte(run.Question),
+		run.Snapshot, micro(run.Stopped))
+	if err != nil {
+		return schemaErr(ctx, "save run", err)
+	}
+	return nil
+}
+
+func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// scanRun reads the listing columns, and the snapshot when withSnapshot.
+func scanRun(row pgx.Row, withSnapshot bool) (runstore.Run, error) {
+	var id, node, tool, reason, question []byte
+	var kind int16
+	var run runstore.Run
+	dest := []any{&id, &node, &kind, &tool, &run.Args, &reason, &question, &run.Stopped}
+	if withSnapshot {
+		dest = append(dest, &run.Snapshot)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return runstore.Run{}, err
+	}
+	run.ID, run.Node, run.Kind, run.Tool = string(id), string(node), runstore.Kind(kind), string(tool)
+	run.Reason, run.Question, run.Stopped = string(reason), string(question), run.Stopped.UTC()
+	return run, nil
+}
+
+const runColumns = `id, node, kind, tool, args, reason, question, stopped`
+
+// Get implements [runstore.Store.Get].
+func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
+	run, err := scanRun(r.s.pool.QueryRow(ctx, `SELECT `+runColumns+`, snapshot FROM reactguard_runs WHERE id = $1`, []byte(id)), true)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return runstore.Run{}, false, nil
+	}
+	if err != nil {
+		return runstore.Run{}, false, schemaErr(ctx, "get run", err)
+	}
+	return run, true, nil
+}
+
+// List implements [runstore.Store.List].
+func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.Kind != 0 {
+		where = append(where, "kind = "+arg(int16(f.Kind)))
+	}
+	if f.Node != "" {
+		where = append(where, "node = "+arg([]byte(f.Node)))
+	}
+	if !f.StoppedBefore.IsZero() {
+		where = append(where, "stopped < "+arg(micro(f.StoppedBefore)))
+	}
+	if !f.StoppedAfter.IsZero() {
+		where = append(where, "stopped >= "+arg(micro(f.StoppedAfter)))
+	}
+	if f.Cursor != "" {
+		c, err := runstore.ParseCursor(f.Cursor)
+		if err != nil {
+			return runstore.Page{}, err
+		}
+		where = append(where, "(stopped, id) > ("+arg(micro(c.Stopped))+", "+arg([]byte(c.ID))+")")
+	}
+	q := `SELECT ` + runColumns + ` FROM reactguard_runs`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	n := f.PageSize()
+	q += ` ORDER BY stopped, id LIMIT ` + arg(n+1)
+	rows, err := r.s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return runstore.Page{}, schemaErr(ctx, "list runs", err)
+	}
+	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstore.Run, error) { return scanRun(row, false) })
+	if err != nil {
+		return runstore.Page{}, schemaErr(ctx, "list runs", err)
+	}
+	var p runstore.Page
+	if len(runs) > n {
+		runs = runs[:n]
+		last := runs[n-1]
+		p.Next = runstore.Cursor{Stopped: last.Stopped, ID: last.ID}.String()
+	}
+	p.Runs = runs
+	return p, nil
+}
+
+// Delete implements [runstore.Store.Delete].
+func (r *Runs) Delete(ctx context.Context, id string) error {
+	if _, err := r.s.pool.Exec(ctx, `DELETE FROM reactguard_runs WHERE id = $1`, []byte(id)); err != nil {
+		return schemaErr(ctx, "delete run", err)
+	}
+	return nil
+}
+
+// Expire implements [runstore.Store.Expire].
+func (r *Runs) Expire(ctx context.Context, before time.Time) (int, error) {
+	tag, err := r.s.pool.Exec(ctx, `DELETE FROM reactguard_runs WHERE stopped < $1`, micro(before))
+	if err != nil {
+		return 0, schemaErr(ctx, "expire runs", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

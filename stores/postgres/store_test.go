@@ -1,0 +1,233 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/outcome"
+	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/stores/postgres"
+)
+
+var bg = context.Background()
+
+func TestOpen_UnreachableNamesTheAddress(t *testing.T) {
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	// Port 1 on the loopback: nothing listens there.
+	_, err := postgres.Open(ctx, "postgres://u:p@127.0.0.1:1/db?connect_timeout=5", nil)
+	if !errors.Is(err, postgres.ErrUnreachable) || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("Open(unreachable) = %v; want ErrUnreachable naming 127.0.0.1:1", err)
+	}
+	if _, err := postgres.Open(ctx, "::not a dsn::", nil); err == nil {
+		t.Fatal("Open(invalid dsn) = nil; want an error")
+	}
+}
+
+func TestMigrate_IdempotentAndConcurrent(t *testing.T) {
+	d := freshSchema(t)
+	const procs = 6
+	stores := make([]*postgres.Store, procs)
+	for i := range stores {
+		s, err := postgres.Open(bg, d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	for i, s := range stores {
+		wg.Go(func() { errs[i] = s.Migrate(bg) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Migrate #%d = %v; want nil (they take turns)", i, err)
+		}
+	}
+	if err := stores[0].Migrate(bg); err != nil {
+		t.Fatalf("Migrate again = %v; want nil (idempotent)", err)
+	}
+	var n, v int
+	if err := stores[0].Pool().QueryRow(bg, `SELECT count(*), max(version) FROM reactguard_schema`).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != postgres.SchemaVersion || v != postgres.SchemaVersion {
+		t.Fatalf("reactguard_schema holds %d rows up to version %d; want each of the %d versions once", n, v, postgres.SchemaVersion)
+	}
+}
+
+func TestSchema_NewerIsRefused(t *testing.T) {
+	d := freshSchema(t)
+	s, err := postgres.Open(bg, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Pool().Exec(bg, `INSERT INTO reactguard_schema (version, name) VALUES ($1, 'from the future')`, postgres.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); !errors.Is(err, postgres.ErrSchemaNewer) {
+		t.Errorf("Migrate on a newer schema = %v; want ErrSchemaNewer", err)
+	}
+	s.Close()
+	if _, err := postgres.Open(bg, d, nil); !errors.Is(err, postgres.ErrSchemaNewer) || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("Open on a newer schema = %v; want ErrSchemaNewer naming the version", err)
+	}
+}
+
+func TestSchema_OlderSaysMigrate(t *testing.T) {
+	s, err := postgres.Open(bg, freshSchema(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Approvals().Gated(bg, "r"); !errors.Is(err, postgres.ErrSchemaOlder) {
+		t.Fatalf("Gated before Migrate = %v; want ErrSchemaOlder", err)
+	}
+}
+
+// Strings from a model or a user may hold NUL bytes and invalid UTF-8,
+// which PostgreSQL text refuses: the store keeps them byte for byte.
+func TestStrings_AnyBytesRoundTrip(t *testing.T) {
+	s := open(t, nil)
+	weird := "nul\x00 and \xff\xfe bad utf-8 " + t.Name()
+	c := guard.GatedCall{CallID: weird, Tool: "w\x00", Args: []byte("{\"a\":\"\x00\"}"), Fingerprint: "fp", Round: 1}
+	if err := s.Approvals().Gate(bg, weird, c); err != nil {
+		t.Fatalf("Gate with NUL bytes = %v", err)
+	}
+	got, ok, err := s.Approvals().Gated(bg, weird)
+	if err != nil || !ok || got.CallID != weird || got.Tool != c.Tool || !bytes.Equal(got.Args, c.Args) {
+		t.Fatalf("Gated = %+v, %v, %v; want the call byte for byte", got, ok, err)
+	}
+	if err := s.Approvals().Approve(bg, weird, weird, "fp"); err != nil {
+		t.Fatalf("Approve = %v", err)
+	}
+	ev := s.Evidence()
+	if err := ev.AddUserText(bg, weird, weird); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Append(bg, weird, evidence.Record{CallID: weird, Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"a\u0000b"}`)}); err != nil {
+		t.Fatalf("Append with NUL bytes = %v", err)
+	}
+	if has, err := ev.HasValue(bg, weird, "t", "id", "a\x00b"); err != nil || !has {
+		t.Fatalf("HasValue(a\\x00b) = %v, %v; want true", has, err)
+	}
+	r := runstore.Run{ID: weird, Node: "n\x00", Kind: runstore.FollowUp, Question: weird, Snapshot: []byte{0, 1, 0xff}, Stopped: time.Now()}
+	if err := s.Runs().Save(bg, r); err != nil {
+		t.Fatalf("Save with NUL bytes = %v", err)
+	}
+	back, ok, err := s.Runs().Get(bg, weird)
+	if err != nil || !ok || back.Question != weird || back.Node != r.Node || !bytes.Equal(back.Snapshot, r.Snapshot) {
+		t.Fatalf("Get = %+v, %v, %v; want the run byte for byte", back, ok, err)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	s := open(t, &postgres.Options{Now: clock})
+	run := "prune/" + t.Name()
+	wl, ap, ev, cl := s.WriteLedger(), s.Approvals(), s.Evidence(), s.Claims()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Old state, written at now.
+	for _, k := range []struct {
+		key   string
+		state guard.WriteState
+	}{{"ok", guard.WriteSucceeded}, {"failed", guard.WriteFailed}, {"uncertain", guard.WriteUncertain}} {
+		must(wl.Finish(bg, guard.WriteRecord{Key: run + k.key, Tool: "w", State: k.state}))
+	}
+	_, _, err := wl.Begin(bg, run+"running", "w")
+	must(err)
+	must(ap.Gate(bg, run, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp"}))
+	_, err = cl.Claim(bg, run, "snap")
+	must(err)
+	must(ev.Append(bg, run, evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}))
+	must(s.Runs().Save(bg, runstore.Run{ID: run, Kind: runstore.Interrupted, Snapshot: []byte("{}"), Stopped: now}))
+
+	// A day later, fresh state of another run.
+	now = now.Add(24 * time.Hour)
+	fresh := run + "/fresh"
+	must(ev.Append(bg, fresh, evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"y"}`)}))
+	_, err = cl.Claim(bg, fresh, "snap")
+	must(err)
+
+	p, err := s.Prune(bg, now.Add(-time.Hour))
+	must(err)
+	if p.Writes < 2 || p.Runs < 1 || p.Claims < 1 || p.Approvals < 1 || p.Evidence < 1 {
+		t.Fatalf("Prune = %+v; want the settled writes, the run, the claim, the approval and the evidence pruned", p)
+	}
+	for _, k := range []struct {
+		key  string
+		kept bool
+	}{{"ok", false}, {"failed", false}, {"uncertain", true}, {"running", true}} {
+		_, ok, err := wl.Get(bg, run+k.key)
+		must(err)
+		if ok != k.kept {
+			t.Errorf("write %s kept = %v; want %v (running and uncertain writes are never pruned)", k.key, ok, k.kept)
+		}
+	}
+	if rs, _ := ev.Records(bg, run); len(rs) != 0 {
+		t.Errorf("old run's evidence after Prune = %d records; want 0", len(rs))
+	}
+	if has, _ := ev.HasValue(bg, run, "t", "id", "x"); has {
+		t.Error("old run's facts survive Prune")
+	}
+	if has, _ := ev.HasValue(bg, fresh, "t", "id", "y"); !has {
+		t.Error("Prune deleted the evidence of a fresh run")
+	}
+	if ok, _ := cl.Claim(bg, run, "snap"); !ok {
+		t.Error("the old claim survives Prune")
+	}
+	if ok, _ := cl.Claim(bg, fresh, "snap"); ok {
+		t.Error("Prune deleted a fresh claim")
+	}
+}
+
+// A statement blocked on a row lock returns when ctx ends: the store
+// honours the caller's deadline.
+func TestStatementTimeoutThroughContext(t *testing.T) {
+	s := open(t, nil)
+	key := "timeout/" + t.Name()
+	if err := s.WriteLedger().Finish(bg, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteFailed}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.Pool().Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(bg) //nolint:errcheck
+	if _, err := tx.Exec(bg, `SELECT 1 FROM reactguard_writes WHERE key = $1 FOR UPDATE`, []byte(key)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	defer cancel()
+	_, _, err = s.WriteLedger().Begin(ctx, key, "w")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Begin on a locked row with a deadline = %v; want context.DeadlineExceeded", err)
+	}
+	if err := tx.Rollback(bg); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.WriteLedger().Begin(bg, key, "w"); err != nil || !ok {
+		t.Fatalf("Begin after the lock was released = %v, %v; want a claim (the store recovered)", ok, err)
+	}
+}

@@ -1,0 +1,240 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/guard"
+)
+
+// WriteLedger is the [guard.WriteLedger] of a [Store]. Begin claims a key
+// with one INSERT … ON CONFLICT DO UPDATE … WHERE (the claim is taken only
+// from no record, WriteNone or WriteFailed), atomic under the row's lock.
+//
+// A running write names its owner: the advisory lock that this process's
+// Store holds on its owner session. A running record whose owner lock is
+// free belongs to a process that died (or whose session the server ended)
+// before it recorded the result: Begin and Get report it as
+// [guard.WriteUncertain], and Begin stores it so, so the write gate
+// verifies it before anything runs it again. A running record whose owner
+// holds its lock is in flight, however long it runs.
+type WriteLedger struct{ s *Store }
+
+var _ guard.WriteLedger = (*WriteLedger)(nil)
+
+// claim takes key from no record, WriteNone or WriteFailed.
+const claim = `
+INSERT INTO reactguard_writes (key, tool, state, owner, at) VALUES ($1, $2, 1, $3, $4)
+ON CONFLICT (key) DO UPDATE SET tool = EXCLUDED.tool, state = 1, result = NULL, code = 0, owner = EXCLUDED.owner, at = EXCLUDED.at
+	WHERE reactguard_writes.state IN (0, 3)
+RETURNING true`
+
+// current returns key's record; a running record whose owner lock is free
+// (the owner died) is stored and returned as uncertain. The owner's lock is
+// tried only for another owner's record, and only for the length of the
+// statement.
+const current = `
+WITH orphan AS (
+	UPDATE reactguard_writes SET state = 4, owner = NULL, at = $3
+	WHERE key = $1 AND state = 1 AND owner IS DISTINCT FROM $2 AND pg_try_advisory_xact_lock(owner)
+	RETURNING key, tool, state, result, code, owner
+)
+SELECT tool, state, result, code, owner FROM orphan
+UNION ALL
+SELECT tool, state, result, code, owner FROM reactguard_writes WHERE key = $1 AND NOT EXISTS (SELECT 1 FROM orphan)`
+
+// Begin implements [guard.WriteLedger.Begin]. While the store's owner
+// session is lost it claims nothing and returns an error wrapping
+// [ErrSessionLost]: a claim nobody can see as owned would read as
+// uncertain to every other process.
+//
+// A claim statement that fails may still have been applied by the server
+// (the connection dropped after it was sent). Such a claim names this
+// process but nothing in it executes the write; the next Begin of the key
+// in this process recognises it (running, owned here, held by no Begin of
+// this process) and takes it over, so the write is not stuck in flight.
+func (l *WriteLedger) Begin(ctx context.Context, key, tool string) (guard.WriteRecord, bool, error) {
+	if err := l.s.sessionErr(ctx); err != nil {
+		return guard.WriteRecord{}, false, err
+	}
+	if err := l.flush(ctx, key); err != nil {
+		return guard.WriteRecord{}, false, err
+	}
+	k := l.s.keys.acquire(key)
+	defer l.s.keys.release(key, k)
+	k.mu.Lock() // one Begin of key at a time in this process
+	defer k.mu.Unlock()
+	rec, ok, err := l.begin(ctx, key, tool, k.held)
+	if ok {
+		k.held = true
+	}
+	return rec, ok, err
+}
+
+// begin claims key; held says a Begin of this process holds it.
+func (l *WriteLedger) begin(ctx context.Context, key, tool string, held bool) (guard.WriteRecord, bool, error) {
+	for range 3 {
+		var ok bool
+		err := l.s.pool.QueryRow(ctx, claim, []byte(key), []byte(tool), l.s.owner, l.s.ts()).Scan(&ok)
+		if err == nil {
+			return guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning}, true, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return guard.WriteRecord{}, false, schemaErr(ctx, "begin", err)
+		}
+		rec, found, mine, err := l.current(ctx, key)
+		if err != nil {
+			return guard.WriteRecord{}, false, err
+		}
+		if found && rec.State == guard.WriteRunning && mine && !held {
+			// Running under this process, and no Begin here holds it:
+			// the remains of a claim whose statement failed. Take it.
+			tag, err := l.s.pool.Exec(ctx, `UPDATE reactguard_writes SET tool = $2, at = $4 WHERE key = $1 AND state = 1 AND owner = $3`,
+				[]byte(key), []byte(tool), l.s.owner, l.s.ts())
+			if err != nil {
+				return guard.WriteRecord{}, false, schemaErr(ctx, "begin", err)
+			}
+			if tag.RowsAffected() == 1 {
+				return guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning}, true, nil
+			}
+			continue
+		}
+		if found && rec.State != guard.WriteNone && rec.State != guard.WriteFailed {
+			return rec, false, nil
+		}
+		// Released or deleted between the two statements: claim again.
+	}
+	return guard.WriteRecord{}, false, fmt.Errorf("postgres: begin %q: the record changed under three claims in a row", key)
+}
+
+// current returns key's record and whether this store owns it.
+func (l *WriteLedger) current(ctx context.Context, key string) (guard.WriteRecord, bool, bool, error) {
+	var tool, result []byte
+	var state int16
+	var code int32
+	var owner *int64
+	err := l.s.pool.QueryRow(ctx, current, []byte(key), l.s.owner, l.s.ts()).Scan(&tool, &state, &result, &code, &owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return guard.WriteRecord{}, false, false, nil
+	}
+	if err != nil {
+		return guard.WriteRecord{}, false, false, schemaErr(ctx, "write record", err)
+	}
+	rec := guard.WriteRecord{Key: key, Tool: string(tool), State: guard.WriteState(state), Result: result, Code: errcode.Code(code)}
+	return rec, true, owner != nil && *owner == l.s.owner, nil
+}
+
+// Finish implements [guard.WriteLedger.Finish]: one upsert of the final
+// record, which clears the owner. When the statement fails (the
+// connection was lost), the record is kept in the process and stored
+// before the key is next read or claimed here (Begin, Get), so a run
+// resumed in this process once the database is back finds the truth, not
+// its own running claim; the error is returned all the same. If the
+// process ends first, the key reads as uncertain to the others.
+func (l *WriteLedger) Finish(ctx context.Context, rec guard.WriteRecord) error {
+	k := l.s.keys.acquire(rec.Key)
+	defer l.s.keys.release(rec.Key, k)
+	k.mu.Lock()
+	k.held = false
+	k.mu.Unlock()
+	p := pendingFinish{tool: []byte(rec.Tool), result: nullBytes(rec.Result), state: int16(rec.State), code: int32(rec.Code)}
+	if err := l.store(ctx, rec.Key, p); err != nil {
+		l.s.pendingMu.Lock()
+		l.s.pending[rec.Key] = p
+		l.s.pendingMu.Unlock()
+		return err
+	}
+	l.s.pendingMu.Lock()
+	delete(l.s.pending, rec.Key)
+	l.s.pendingMu.Unlock()
+	return nil
+}
+
+func (l *WriteLedger) store(ctx context.Context, key string, p pendingFinish) error {
+	_, err := l.s.pool.Exec(ctx, `
+INSERT INTO reactguard_writes (key, tool, state, result, code, owner, at) VALUES ($1, $2, $3, $4, $5, NULL, $6)
+ON CONFLICT (key) DO UPDATE SET tool = EXCLUDED.tool, state = EXCLUDED.state, result = EXCLUDED.result,
+	code = EXCLUDED.code, owner = NULL, at = EXCLUDED.at`,
+		[]byte(key), p.tool, p.state, p.result, p.code, l.s.ts())
+	if err != nil {
+		return schemaErr(ctx, "finish", err)
+	}
+	return nil
+}
+
+// flush stores the pending final record of key, if any.
+func (l *WriteLedger) flush(ctx context.Context, key string) error {
+	l.s.pendingMu.Lock()
+	p, ok := l.s.pending[key]
+	l.s.pendingMu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := l.store(ctx, key, p); err != nil {
+		return fmt.Errorf("postgres: storing the earlier result of %q: %w", key, err)
+	}
+	l.s.pendingMu.Lock()
+	if cur, ok := l.s.pending[key]; ok && cur.state == p.state && string(cur.result) == string(p.result) {
+		delete(l.s.pending, key)
+	}
+	l.s.pendingMu.Unlock()
+	return nil
+}
+
+// Get implements [guard.WriteLedger.Get]; a running write whose owner died
+// reads (and is stored) as uncertain.
+func (l *WriteLedger) Get(ctx context.Context, key string) (guard.WriteRecord, bool, error) {
+	if err := l.flush(ctx, key); err != nil {
+		return guard.WriteRecord{}, false, err
+	}
+	rec, found, _, err := l.current(ctx, key)
+	return rec, found, err
+}
+
+// keys holds, per idempotency key in use in this process, a lock that
+// serialises its Begin calls and whether a Begin of this process holds the
+// key (claimed it and has not finished it).
+type keys struct {
+	mu sync.Mutex
+	m  map[string]*keyState
+}
+
+type keyState struct {
+	mu   sync.Mutex
+	refs int // guarded by keys.mu
+	held bool
+}
+
+func (ks *keys) acquire(key string) *keyState {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if ks.m == nil {
+		ks.m = make(map[string]*keyState)
+	}
+	k := ks.m[key]
+	if k == nil {
+		k = &keyState{}
+		ks.m[key] = k
+	}
+	k.refs++
+	return k
+}
+
+func (ks *keys) release(key string, k *keyState) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	k.refs--
+	if k.refs == 0 {
+		k.mu.Lock()
+		held := k.held
+		k.mu.Unlock()
+		if !held {
+			delete(ks.m, key)
+		}
+	}
+}

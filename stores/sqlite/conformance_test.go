@@ -1,0 +1,34 @@
+package sqlite_test
+
+import (
+	"testing"
+
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/evidence/evidencetest"
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/guard/guardtest"
+	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/runstore/runstoretest"
+)
+
+// Every conformance suite against one store on a real server; the suites
+// use ids of their own per subtest, so one store serves them all, as one
+// database serves every process of a service.
+func TestConformance(t *testing.T) {
+	s := open(t, nil)
+	t.Run("Approvals", func(t *testing.T) {
+		guardtest.RunApprovals(t, func() guard.Approvals { return s.Approvals() })
+	})
+	t.Run("WriteLedger", func(t *testing.T) {
+		guardtest.RunWriteLedger(t, func() guard.WriteLedger { return s.WriteLedger() })
+	})
+	t.Run("Evidence", func(t *testing.T) {
+		evidencetest.Run(t, func() evidence.Ledger { return s.Evidence() })
+	})
+	t.Run("Claims", func(t *testing.T) {
+		runstoretest.RunClaims(t, func() runstore.Claims { return s.Claims() })
+	})
+	t.Run("Runs", func(t *testing.T) {
+		runstoretest.RunStore(t, func() runstore.Store { return s.Runs() })
+	})
+}

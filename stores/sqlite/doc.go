@@ -1,0 +1,70 @@
+// Package sqlite keeps reactguard's durable state in one SQLite file: the
+// embedded default for a service that runs as one process (or a few
+// processes on one machine), and for programs that suspend, exit, and are
+// resumed by a later invocation. It uses modernc.org/sqlite, pure Go, no
+// cgo.
+//
+//	store, err := sqlite.Open(ctx, "/var/lib/app/reactguard.db", nil)
+//	if err != nil { … }
+//	defer store.Close()
+//	if err := store.Migrate(ctx); err != nil { … }
+//	loop, err := react.New(react.Config{
+//		Model: model, Tools: tools,
+//		Guards: &guard.Options{Ledger: store.Evidence(), Approvals: store.Approvals(), WriteLedger: store.WriteLedger()},
+//		Claims: store.Claims(),
+//		SnapshotKeys: keys, SnapshotMaxAge: 7 * 24 * time.Hour,
+//	})
+//
+// Each part implements its core interface and passes its conformance suite
+// (guardtest, evidencetest, runstoretest) against a real file:
+// [Store.Approvals] is a [guard.Approvals], [Store.WriteLedger] a
+// [guard.WriteLedger], [Store.Evidence] an [evidence.Ledger],
+// [Store.Claims] a [runstore.Claims] and [Store.Runs] a [runstore.Store].
+//
+// # Atomicity
+//
+// The file is opened in WAL mode (readers never wait for the writer) with
+// a busy timeout (a writer waits for another's lock instead of failing)
+// and immediate transactions (the write lock is taken at BEGIN, so
+// transactions never deadlock upgrading a read lock). A write is claimed
+// with one INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING, a resume
+// claim with INSERT … ON CONFLICT DO NOTHING, an approval consumed with a
+// conditional UPDATE; a decision runs in one immediate transaction.
+// SQLite runs one writer at a time across all processes, which makes each
+// of these atomic.
+//
+// # Writes of a process that died
+//
+// A running write names its owner: a lock file in the directory
+// <database>.owners that the process's Store creates and holds locked
+// (flock) while it is open. The kernel drops the lock when the process
+// ends, however it ends (SIGKILL included). When another process finds the
+// write running it tries that lock, inside the transaction that reads the
+// record: held means in flight (WRITE_IN_FLIGHT, however long the write
+// runs); free, or the file gone, means the owner ended before it recorded
+// the result, so the write is stored and reported as WriteUncertain, and
+// the write gate verifies it (the tool's Verify) or answers
+// WRITE_PENDING_VERIFY before anything runs it again. A live process is
+// never taken for dead. The lock needs every process on one machine (as
+// SQLite's WAL mode does anyway) and a Unix system; elsewhere owners always
+// count as alive, so the writes of a process that died stay in flight
+// until an operator settles them.
+//
+// # Retention
+//
+// Nothing is deleted by itself. [Runs.Delete] and [Runs.Expire] remove
+// stopped runs; [Store.Prune] deletes, older than a bound, settled
+// write-ledger keys (running and uncertain ones are kept), stopped runs,
+// resume claims, approval state and the evidence of runs not written
+// since. Claims may be pruned only if no older snapshot can be resumed:
+// set react.Config.SnapshotMaxAge to at most the retention.
+//
+// # Schema
+//
+// The schema is embedded, versioned SQL ([SchemaVersion]) applied by
+// [Store.Migrate], idempotent and safe when several processes start at
+// once (each migration runs in an immediate transaction that re-reads the
+// version under the write lock). A database whose schema is newer than
+// this code is refused ([ErrSchemaNewer]). Strings a model or a user may
+// fill, and snapshots, are stored as BLOBs, byte for byte.
+package sqlite

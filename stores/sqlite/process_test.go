@@ -1,0 +1,44 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/reactguard/reactguard/internal/storetest"
+	"github.com/reactguard/reactguard/stores/sqlite"
+)
+
+// openStores opens the child processes' store on the file path.
+func openStores(ctx context.Context, path, _ string) (storetest.Stores, error) {
+	s, err := sqlite.Open(ctx, path, nil)
+	if err != nil {
+		return storetest.Stores{}, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return storetest.Stores{}, err
+	}
+	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+		Claims: s.Claims(), Runs: s.Runs(), Close: func() { s.Close() }}, nil
+}
+
+// processes returns the scenarios' processes on a new file: the first
+// children create and migrate it, several at once.
+func processes(t testing.TB) storetest.Processes {
+	dir := t.TempDir()
+	return storetest.Processes{Location: filepath.Join(dir, "state.db"), Dir: dir}
+}
+
+// Eight processes approve one snapshot against one file: one executes the
+// write, seven get react.ErrAlreadyResumed.
+func TestProcesses_ExactlyOnce(t *testing.T) {
+	storetest.ExactlyOnce(t, processes(t), 8)
+}
+
+// A process killed by SIGKILL while its approved write runs leaves the
+// write uncertain: the next process answers WRITE_PENDING_VERIFY, or with
+// a Verify reuses the applied result.
+func TestProcesses_KilledWrite(t *testing.T) {
+	storetest.KilledWrite(t, processes(t))
+}

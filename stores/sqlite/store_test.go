@@ -1,0 +1,225 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/outcome"
+	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/stores/sqlite"
+)
+
+var bg = context.Background()
+
+func TestOpen_RefusesWhatIsNotADatabaseFile(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, bytes.Repeat([]byte("not sqlite "), 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, path string }{
+		{"in memory (a different database per connection)", ":memory:"},
+		{"empty path", ""},
+		{"a directory", dir},
+		{"a file that is not SQLite", junk},
+		{"a missing directory", filepath.Join(dir, "missing", "state.db")},
+	} {
+		if s, err := sqlite.Open(bg, tt.path, nil); !errors.Is(err, sqlite.ErrOpen) && !errors.Is(err, sqlite.ErrSchemaNewer) {
+			if err == nil {
+				s.Close()
+			}
+			t.Errorf("Open(%s) = %v; want ErrOpen", tt.name, err)
+		} else if tt.path != "" && !strings.Contains(err.Error(), filepath.Base(tt.path)) {
+			t.Errorf("Open(%s) = %v; want the error to name the file", tt.name, err)
+		}
+	}
+}
+
+func TestMigrate_IdempotentAndConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	const procs = 6
+	stores := make([]*sqlite.Store, procs)
+	for i := range stores {
+		s, err := sqlite.Open(bg, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, procs)
+	for i, s := range stores {
+		wg.Go(func() { errs[i] = s.Migrate(bg) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Migrate #%d = %v; want nil", i, err)
+		}
+	}
+	if err := stores[0].Migrate(bg); err != nil {
+		t.Fatalf("Migrate again = %v; want nil (idempotent)", err)
+	}
+	var n, v int
+	if err := stores[0].DB().QueryRow(`SELECT count(*), max(version) FROM reactguard_schema`).Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != sqlite.SchemaVersion || v != sqlite.SchemaVersion {
+		t.Fatalf("reactguard_schema holds %d rows up to version %d; want each of the %d versions once", n, v, sqlite.SchemaVersion)
+	}
+	var mode string
+	if err := stores[0].DB().QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
+	}
+}
+
+func TestSchema_NewerIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := sqlite.Open(bg, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().Exec(`INSERT INTO reactguard_schema (version, name, applied_at) VALUES (?, 'from the future', 0)`, sqlite.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); !errors.Is(err, sqlite.ErrSchemaNewer) {
+		t.Errorf("Migrate on a newer schema = %v; want ErrSchemaNewer", err)
+	}
+	s.Close()
+	if _, err := sqlite.Open(bg, path, nil); !errors.Is(err, sqlite.ErrSchemaNewer) || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("Open on a newer schema = %v; want ErrSchemaNewer naming the version", err)
+	}
+}
+
+func TestSchema_OlderSaysMigrate(t *testing.T) {
+	s, err := sqlite.Open(bg, filepath.Join(t.TempDir(), "state.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Approvals().Gated(bg, "r"); !errors.Is(err, sqlite.ErrSchemaOlder) {
+		t.Fatalf("Gated before Migrate = %v; want ErrSchemaOlder", err)
+	}
+}
+
+func TestStrings_AnyBytesRoundTrip(t *testing.T) {
+	s := open(t, nil)
+	weird := "nul\x00 and \xff\xfe bad utf-8"
+	c := guard.GatedCall{CallID: weird, Tool: "w\x00", Args: []byte("{\"a\":\"\x00\"}"), Fingerprint: "fp", Round: 1}
+	if err := s.Approvals().Gate(bg, weird, c); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Approvals().Gated(bg, weird)
+	if err != nil || !ok || got.CallID != weird || got.Tool != c.Tool || !bytes.Equal(got.Args, c.Args) {
+		t.Fatalf("Gated = %+v, %v, %v; want the call byte for byte", got, ok, err)
+	}
+	ev := s.Evidence()
+	if err := ev.Append(bg, weird, evidence.Record{CallID: weird, Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"a\u0000b"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := ev.HasValue(bg, weird, "t", "id", "a\x00b"); err != nil || !has {
+		t.Fatalf("HasValue(a\\x00b) = %v, %v; want true", has, err)
+	}
+	r := runstore.Run{ID: weird, Node: "n\x00", Kind: runstore.FollowUp, Question: weird, Snapshot: []byte{0, 1, 0xff}, Stopped: time.Now()}
+	if err := s.Runs().Save(bg, r); err != nil {
+		t.Fatal(err)
+	}
+	back, ok, err := s.Runs().Get(bg, weird)
+	if err != nil || !ok || back.Question != weird || back.Node != r.Node || !bytes.Equal(back.Snapshot, r.Snapshot) {
+		t.Fatalf("Get = %+v, %v, %v; want the run byte for byte", back, ok, err)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	s := open(t, &sqlite.Options{Now: func() time.Time { return now }})
+	run := "prune"
+	wl, ap, ev, cl := s.WriteLedger(), s.Approvals(), s.Evidence(), s.Claims()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []struct {
+		key   string
+		state guard.WriteState
+	}{{"ok", guard.WriteSucceeded}, {"failed", guard.WriteFailed}, {"uncertain", guard.WriteUncertain}} {
+		must(wl.Finish(bg, guard.WriteRecord{Key: k.key, Tool: "w", State: k.state}))
+	}
+	_, _, err := wl.Begin(bg, "running", "w")
+	must(err)
+	must(ap.Gate(bg, run, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp"}))
+	_, err = cl.Claim(bg, run, "snap")
+	must(err)
+	must(ev.Append(bg, run, evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}))
+	must(s.Runs().Save(bg, runstore.Run{ID: run, Kind: runstore.Interrupted, Snapshot: []byte("{}"), Stopped: now}))
+	now = now.Add(24 * time.Hour)
+	must(ev.Append(bg, "fresh", evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"y"}`)}))
+	_, err = cl.Claim(bg, "fresh", "snap")
+	must(err)
+
+	p, err := s.Prune(bg, now.Add(-time.Hour))
+	must(err)
+	want := sqlite.Pruned{Writes: 2, Runs: 1, Claims: 1, Approvals: 1, Evidence: 1}
+	if p != want {
+		t.Fatalf("Prune = %+v; want %+v", p, want)
+	}
+	for _, k := range []struct {
+		key  string
+		kept bool
+	}{{"ok", false}, {"failed", false}, {"uncertain", true}, {"running", true}} {
+		_, ok, err := wl.Get(bg, k.key)
+		must(err)
+		if ok != k.kept {
+			t.Errorf("write %s kept = %v; want %v (running and uncertain writes are never pruned)", k.key, ok, k.kept)
+		}
+	}
+	if rs, _ := ev.Records(bg, run); len(rs) != 0 {
+		t.Errorf("old run's evidence after Prune = %d records; want 0", len(rs))
+	}
+	if has, _ := ev.HasValue(bg, run, "t", "id", "x"); has {
+		t.Error("old run's facts survive Prune")
+	}
+	if has, _ := ev.HasValue(bg, "fresh", "t", "id", "y"); !has {
+		t.Error("Prune deleted the evidence of a fresh run")
+	}
+}
+
+// A statement waiting for the write lock another connection holds returns
+// when ctx ends, well before the busy timeout.
+func TestStatementTimeoutThroughContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := openAt(t, path, &sqlite.Options{BusyTimeout: time.Hour})
+	other := openAt(t, path, nil)
+	tx, err := other.DB().BeginTx(bg, nil) // immediate: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	defer cancel()
+	_, _, err = s.WriteLedger().Begin(ctx, "k", "w")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Begin while another connection holds the write lock, with a deadline = %v; want context.DeadlineExceeded", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.WriteLedger().Begin(bg, "k", "w"); err != nil || !ok {
+		t.Fatalf("Begin after the lock was released = %v, %v; want a claim", ok, err)
+	}
+}

@@ -261,13 +261,25 @@ func (l *LogObserver) log() *slog.Logger {
 	return slog.Default()
 }
 
+// enabled returns the logger and whether it writes records at level: the
+// attributes of an event are built only then, so a silenced logger costs
+// an event no allocation.
+func (l *LogObserver) enabled(ctx context.Context, level slog.Level) (*slog.Logger, bool) {
+	lg := l.log()
+	return lg, lg.Enabled(ctx, level)
+}
+
 func roundAttrs(e RoundEvent, attrs ...slog.Attr) []slog.Attr {
 	return append(attrs, slog.String("run", e.Run), slog.String("node", e.Node), slog.Int("round", e.Round))
 }
 
 // OnNodeStarted implements [Observer].
 func (l *LogObserver) OnNodeStarted(ctx context.Context, e NodeEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
 }
 
 // OnToolInvoked implements [Observer].
@@ -275,6 +287,10 @@ func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	level := slog.LevelInfo
 	if e.Outcome == outcome.Failed {
 		level = slog.LevelWarn
+	}
+	lg, on := l.enabled(ctx, level)
+	if !on {
+		return
 	}
 	attrs := []slog.Attr{slog.String("outcome", e.Outcome.String())}
 	if e.Code != 0 {
@@ -292,33 +308,53 @@ func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	if e.SchemaVersion != "" {
 		attrs = append(attrs, slog.String("schema", e.SchemaVersion))
 	}
-	l.log().LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
+	lg.LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
 // OnToolSkipped implements [Observer].
 func (l *LogObserver) OnToolSkipped(ctx context.Context, e ToolEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "TOOL skipped",
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "TOOL skipped",
 		roundAttrs(e.RoundEvent, slog.String("tool", e.Tool), slog.String("call_id", e.CallID))...)
 }
 
 // OnNoToolCalls implements [Observer].
 func (l *LogObserver) OnNoToolCalls(ctx context.Context, e RoundEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT no_tool_calls", roundAttrs(e)...)
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT no_tool_calls", roundAttrs(e)...)
 }
 
 // OnStall implements [Observer].
 func (l *LogObserver) OnStall(ctx context.Context, e StallEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT stall", roundAttrs(e.RoundEvent,
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT stall", roundAttrs(e.RoundEvent,
 		slog.Int("count", e.Count), slog.Int("limit", e.Limit), slog.String("reason", e.Reason), slog.String("call_id", e.CallID))...)
 }
 
 // OnStallReset implements [Observer].
 func (l *LogObserver) OnStallReset(ctx context.Context, e StallEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT stall_reset", roundAttrs(e.RoundEvent, slog.String("call_id", e.CallID))...)
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT stall_reset", roundAttrs(e.RoundEvent, slog.String("call_id", e.CallID))...)
 }
 
 // OnSuspended implements [Observer].
 func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
 	attrs := []slog.Attr{slog.String("kind", e.Suspension.Kind.String()), slog.String("call_id", e.Suspension.CallID)}
 	if e.Suspension.Approval != nil {
 		attrs = append(attrs, slog.String("tool", e.Suspension.Approval.Tool))
@@ -326,22 +362,30 @@ func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
 	if e.Suspension.Question != "" {
 		attrs = append(attrs, slog.String("question", e.Suspension.Question))
 	}
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT suspended", roundAttrs(e.RoundEvent, attrs...)...)
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT suspended", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
 // OnFinished implements [Observer].
 func (l *LogObserver) OnFinished(ctx context.Context, e EndEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs), slog.String("goal", e.Goal.String()))...)
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs), slog.String("goal", e.Goal.String()))...)
 }
 
 // OnFailed implements [Observer].
 func (l *LogObserver) OnFailed(ctx context.Context, e EndEvent) {
+	lg, on := l.enabled(ctx, slog.LevelWarn)
+	if !on {
+		return
+	}
 	attrs := []slog.Attr{}
 	if e.Failure != nil {
 		attrs = append(attrs, slog.String("cause", e.Failure.Kind.String()), slog.String("reason", e.Failure.Reason))
 	}
 	attrs = append(attrs, slog.String("goal", e.Goal.String()))
-	l.log().LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)
+	lg.LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
 var _ Observer = (*LogObserver)(nil)

@@ -148,7 +148,10 @@ func (NopObserver) OnFailed(context.Context, EndEvent) {}
 var _ Observer = NopObserver{}
 
 // Observers returns an observer that passes every event to each of obs in
-// order. Nil entries are skipped.
+// order. Nil entries are skipped; a single observer is returned as is. The
+// result implements the optional [RunObserver], [ModelObserver] and
+// [ToolObserver] for the members that implement them (see their doc for
+// how contexts and carried entries are combined).
 func Observers(obs ...Observer) Observer {
 	var m multi
 	for _, o := range obs {
@@ -159,7 +162,23 @@ func Observers(obs ...Observer) Observer {
 	if len(m) == 1 {
 		return m[0]
 	}
-	return m
+	l := &multiLife{multi: m}
+	for _, o := range m {
+		opt := optionalObservers(o)
+		if opt.run != nil {
+			l.runs = append(l.runs, opt.run)
+		}
+		if opt.model != nil {
+			l.models = append(l.models, opt.model)
+		}
+		if opt.tool != nil {
+			l.tools = append(l.tools, opt.tool)
+		}
+	}
+	if len(l.runs)+len(l.models)+len(l.tools) == 0 {
+		return m
+	}
+	return l
 }
 
 type multi []Observer
@@ -226,6 +245,84 @@ func (m multi) OnFailed(ctx context.Context, e EndEvent) {
 		o.OnFailed(ctx, e)
 	}
 }
+
+// multiLife is a [multi] some of whose members implement optional
+// observer interfaces.
+type multiLife struct {
+	multi
+	runs   []RunObserver
+	models []ModelObserver
+	tools  []ToolObserver
+}
+
+// OnRunStart passes the event to every run observer, each receiving the
+// context the previous one returned.
+func (m *multiLife) OnRunStart(ctx context.Context, e RunStartEvent) context.Context {
+	for _, o := range m.runs {
+		ctx = o.OnRunStart(ctx, e)
+	}
+	return ctx
+}
+
+// OnRunEnd passes the event to every run observer, the last one first.
+func (m *multiLife) OnRunEnd(ctx context.Context, e RunEndEvent) {
+	for i := len(m.runs) - 1; i >= 0; i-- {
+		m.runs[i].OnRunEnd(ctx, e)
+	}
+}
+
+// Carry merges what every run observer carries, in order.
+func (m *multiLife) Carry(ctx context.Context) map[string]string {
+	var out map[string]string
+	for _, o := range m.runs {
+		for k, v := range o.Carry(ctx) {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// OnModelStart passes the event to every model observer, each receiving
+// the context the previous one returned.
+func (m *multiLife) OnModelStart(ctx context.Context, e ModelStartEvent) context.Context {
+	for _, o := range m.models {
+		ctx = o.OnModelStart(ctx, e)
+	}
+	return ctx
+}
+
+// OnModelEnd passes the event to every model observer, the last one
+// first.
+func (m *multiLife) OnModelEnd(ctx context.Context, e ModelEndEvent) {
+	for i := len(m.models) - 1; i >= 0; i-- {
+		m.models[i].OnModelEnd(ctx, e)
+	}
+}
+
+// OnToolStart passes the event to every tool observer, each receiving the
+// context the previous one returned.
+func (m *multiLife) OnToolStart(ctx context.Context, e ToolStartEvent) context.Context {
+	for _, o := range m.tools {
+		ctx = o.OnToolStart(ctx, e)
+	}
+	return ctx
+}
+
+// OnToolEnd passes the event to every tool observer, the last one first.
+func (m *multiLife) OnToolEnd(ctx context.Context, e ToolEndEvent) {
+	for i := len(m.tools) - 1; i >= 0; i-- {
+		m.tools[i].OnToolEnd(ctx, e)
+	}
+}
+
+var (
+	_ RunObserver   = (*multiLife)(nil)
+	_ ModelObserver = (*multiLife)(nil)
+	_ ToolObserver  = (*multiLife)(nil)
+)
 
 // LogObserver is the default [Observer]: it writes every event to a
 // [slog.Logger] with a stable message and attributes:

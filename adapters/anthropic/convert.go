@@ -191,7 +191,7 @@ func fromMessage(msg *sdk.Message) (react.Response, error) {
 	if msg == nil || !msg.JSON.Content.Valid() {
 		return react.Response{}, errors.New("the response has no content")
 	}
-	out := react.Response{ID: msg.ID, Model: string(msg.Model), FinishReason: string(msg.StopReason), Usage: usage(msg)}
+	out := react.Response{ID: msg.ID, Model: msg.Model, FinishReason: string(msg.StopReason), Usage: usage(msg)}
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":

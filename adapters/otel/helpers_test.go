@@ -107,7 +107,7 @@ func counts(t testing.TB, m metricdata.Metrics, keys ...attribute.Key) map[strin
 			if i > 0 {
 				label += " "
 			}
-			label += v.Emit()
+			label += v.String()
 		}
 		out[label] += dp.Value
 	}

@@ -413,7 +413,7 @@ func TestContentCapture(t *testing.T) {
 		var all []string
 		for _, sp := range tel.spans.Ended() {
 			for _, kv := range sp.Attributes() {
-				all = append(all, kv.Value.Emit())
+				all = append(all, kv.Value.String())
 			}
 		}
 		joined := strings.Join(all, "\n")

@@ -78,7 +78,8 @@
 // span's status is Error when the run failed (error.type the failure kind:
 // model, no_progress, round_limit) or when Run or Resume returned an error
 // (error.type: the model error's kind — rate_limited, timeout, canceled, …
-// — panic, decision, or _OTHER). A chat span's status is Error when the
+// —, panic, approval_not_pending when the approvals store did not hold the
+// gated call, or _OTHER). A chat span's status is Error when the
 // model call failed, error.type its kind. A suspended run is not an
 // error. Every span the observer starts is ended, after a model error, a
 // cancellation and while a panic unwinds (the loop ends every call it

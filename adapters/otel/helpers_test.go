@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	rgotel "github.com/reactguard/reactguard/adapters/otel"
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
@@ -204,4 +205,10 @@ func setGlobals(tel *telemetry) func() {
 		gotel.SetTracerProvider(tp)
 		gotel.SetMeterProvider(mp)
 	}
+}
+
+// stores returns in-memory stores to share between loops, as a service
+// shares its database between processes.
+func stores() *guard.Options {
+	return &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
 }

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/react"
@@ -194,16 +195,17 @@ func (o *Observer) providerAttr(p string) attribute.KeyValue {
 	return o.provider.String(p)
 }
 
-// errorType is the error.type of an error: panic, decision, the model
-// error's kind (modelerr: timeout, canceled, rate_limited, …), or _OTHER.
+// errorType is the error.type of an error: panic, decision,
+// approval_not_pending, the model error's kind (modelerr: timeout,
+// canceled, rate_limited, …), or _OTHER.
 func errorType(err error) string {
 	switch {
 	case errors.Is(err, react.ErrPanicked):
 		return "panic"
 	case errors.Is(err, react.ErrDecision):
 		return "decision"
-	case errors.Is(err, react.ErrSnapshot):
-		return "snapshot"
+	case errors.Is(err, guard.ErrNotPending):
+		return "approval_not_pending"
 	}
 	if k := modelerr.KindOf(err); k != modelerr.Unknown {
 		return k.String()

@@ -2,7 +2,7 @@ package otel_test
 
 import (
 	"context"
-	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -31,7 +31,7 @@ import (
 func TestApprovalRunSpansAndMetrics(t *testing.T) {
 	tel := newTelemetry(t)
 	s := newSite(t)
-	stores := &guard.Options{}
+	shared := stores()
 	first := openAI(
 		reacttest.Calls(reacttest.Call("c1", "get_stats", `{}`), reacttest.Call("c2", "list_sites", `{}`)), // FAILED, skipped
 		reacttest.Calls(reacttest.Call("c3", "nope", `{}`)),                                                // REJECTED
@@ -39,7 +39,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		reacttest.Calls(reacttest.Call("c5", "create_site", `{"name":"shop"}`)),                            // DEFERRED
 		reacttest.Calls(reacttest.Approval("c6", "create_site", "the user asked for a shop")),              // suspends
 	)
-	res, err := s.loop(t, first, react.Observers(react.NopObserver{}, tel.observer(t, nil)), stores).
+	res, err := s.loop(t, first, react.Observers(react.NopObserver{}, tel.observer(t, nil)), shared).
 		Run(context.Background(), siteNode(), "create a shop site")
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
@@ -141,7 +141,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		reacttest.Calls(reacttest.Call("c7", "create_site", `{"name":"shop"}`)),
 		reacttest.Calls(reacttest.Finish("c8", "created the shop")),
 	)
-	res, err = s.loop(t, second, tel.observer(t, nil), stores).Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err = s.loop(t, second, tel.observer(t, nil), shared).Resume(context.Background(), res.Snapshot, react.Approve())
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	assert.Equal(t, 1, s.create.Executions())
@@ -239,7 +239,7 @@ func TestConventions(t *testing.T) {
 			}})
 			assert.Equal(t, tt.want, o.Conventions(), tt.reason)
 			s := newSite(t)
-			_, err := s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), o, &guard.Options{}).
+			_, err := s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), o, stores()).
 				Run(context.Background(), siteNode(), "hi")
 			require.NoError(t, err)
 			chat := tel.ended("chat gpt-4.1")[0]
@@ -267,7 +267,7 @@ func TestConventions(t *testing.T) {
 func TestUndescribedModel(t *testing.T) {
 	tel := newTelemetry(t)
 	s := newSite(t)
-	_, err := s.loop(t, reacttest.Script(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), &guard.Options{}).
+	_, err := s.loop(t, reacttest.Script(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), stores()).
 		Run(context.Background(), react.Node{}, "hi")
 	require.NoError(t, err)
 	chat := tel.ended("chat")
@@ -370,7 +370,8 @@ func TestNoSpanLeftUnended(t *testing.T) {
 			cat := s.catalog
 			require.NoError(t, cat.Add(boom.Tool))
 			require.NoError(t, cat.Add(slow.Tool))
-			cfg := react.Config{Model: tt.model(cancel), Tools: cat, Observer: tel.observer(t, nil), Now: (&clock{}).now}
+			cfg := react.Config{Model: tt.model(cancel), Tools: cat, Observer: tel.observer(t, nil), Now: (&clock{}).now,
+				Logger: slog.New(slog.DiscardHandler)} // the invoker logs the panic's stack
 			if tt.handler {
 				cfg.Handler = func(context.Context, invoker.Call) (observation.Observation, error) { panic("handler bug") }
 			}
@@ -407,7 +408,7 @@ func TestContentCapture(t *testing.T) {
 			reacttest.Calls(reacttest.Call("c2", "get_stats", `{`)),
 			reacttest.Calls(reacttest.Finish("f", "done")),
 		)
-		_, err := s.loop(t, m, tel.observer(t, &rgotel.Options{CaptureContent: capture}), &guard.Options{}).
+		_, err := s.loop(t, m, tel.observer(t, &rgotel.Options{CaptureContent: capture}), stores()).
 			Run(context.Background(), siteNode(), "my secret address is 1 Main St")
 		require.NoError(t, err)
 		var all []string
@@ -452,7 +453,7 @@ func TestParallelReadsSpans(t *testing.T) {
 	)
 	node := siteNode()
 	node.ParallelReads = true
-	_, err := s.loop(t, m, tel.observer(t, nil), &guard.Options{}).Run(context.Background(), node, "hi")
+	_, err := s.loop(t, m, tel.observer(t, nil), stores()).Run(context.Background(), node, "hi")
 	require.NoError(t, err)
 	run := tel.ended("invoke_agent sites")[0]
 	reads := tel.ended("execute_tool list_sites")
@@ -470,7 +471,7 @@ func TestRunSpanParent(t *testing.T) {
 	tel := newTelemetry(t)
 	s := newSite(t)
 	ctx, parent := tel.tp.Tracer("host").Start(context.Background(), "POST /chat")
-	_, err := s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), &guard.Options{}).
+	_, err := s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), stores()).
 		Run(ctx, siteNode(), "hi")
 	parent.End()
 	require.NoError(t, err)
@@ -486,7 +487,7 @@ func TestNilProvidersUseGlobals(t *testing.T) {
 	o, err := rgotel.New(nil, nil, &rgotel.Options{Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 	s := newSite(t)
-	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), o, &guard.Options{}).Run(context.Background(), siteNode(), "hi")
+	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), o, stores()).Run(context.Background(), siteNode(), "hi")
 	require.NoError(t, err)
 	assert.Len(t, tel.ended("invoke_agent sites"), 1)
 	assert.Contains(t, tel.metrics(t), "gen_ai.client.operation.duration")
@@ -496,32 +497,44 @@ func TestNilProvidersUseGlobals(t *testing.T) {
 // carries nothing, and its resumed run has no link.
 func TestNoLinkWithoutSpanContext(t *testing.T) {
 	s := newSite(t)
-	stores := &guard.Options{}
+	shared := stores()
 	noop, err := rgotel.New(nooptrace.NewTracerProvider(), nil, nil)
 	require.NoError(t, err)
-	res, err := s.loop(t, openAI(reacttest.Calls(reacttest.FollowUp("q", "Which space?"))), noop, stores).Run(context.Background(), siteNode(), "hi")
+	res, err := s.loop(t, openAI(reacttest.Calls(reacttest.FollowUp("q", "Which space?"))), noop, shared).Run(context.Background(), siteNode(), "hi")
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
 	assert.NotContains(t, string(res.Snapshot), "traceparent")
 	tel := newTelemetry(t)
-	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), stores).
+	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), shared).
 		Resume(context.Background(), res.Snapshot, react.Answer("the blue one"))
 	require.NoError(t, err)
 	assert.Empty(t, tel.ended("invoke_agent sites")[0].Links())
 }
 
-// A decision that does not fit ends the resumed run's span as an error.
-func TestRefusedDecisionEndsSpan(t *testing.T) {
+// A resume whose decision cannot be applied (the approvals store does not
+// hold the gated call) ends its span as an error; the run still waits.
+func TestUnappliedDecisionEndsSpan(t *testing.T) {
 	s := newSite(t)
-	stores := &guard.Options{}
 	tel := newTelemetry(t)
-	res, err := s.loop(t, openAI(reacttest.Calls(reacttest.FollowUp("q", "Which space?"))), tel.observer(t, nil), stores).Run(context.Background(), siteNode(), "hi")
+	res, err := s.loop(t, openAI(
+		reacttest.Calls(reacttest.Call("w", "create_site", `{}`)),
+		reacttest.Calls(reacttest.Approval("q", "create_site", "asked")),
+	), tel.observer(t, nil), stores()).Run(context.Background(), siteNode(), "hi")
 	require.NoError(t, err)
-	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores).Resume(context.Background(), res.Snapshot, react.Approve())
-	require.True(t, errors.Is(err, react.ErrDecision))
+	require.Equal(t, react.Suspended, res.Status)
+	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores()).Resume(context.Background(), res.Snapshot, react.Approve())
+	require.ErrorIs(t, err, guard.ErrNotPending)
 	runs := tel.ended("invoke_agent sites")
 	require.Len(t, runs, 2)
 	assert.Equal(t, codes.Error, runs[1].Status().Code)
-	assert.Equal(t, "decision", attrs(runs[1])["error.type"])
+	assert.Equal(t, "approval_not_pending", attrs(runs[1])["error.type"])
 	assert.Equal(t, "suspended", attrs(runs[1])["reactguard.run.status"], "the run still waits for its answer")
+	require.Len(t, runs[1].Links(), 1)
+	assert.Equal(t, runs[0].SpanContext().SpanID(), runs[1].Links()[0].SpanContext.SpanID())
+	assert.Equal(t, len(tel.spans.Started()), len(tel.spans.Ended()))
+
+	// A decision that does not fit is refused before anything starts.
+	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores()).Resume(context.Background(), res.Snapshot, react.Answer("yes"))
+	require.ErrorIs(t, err, react.ErrDecision)
+	assert.Len(t, tel.ended("invoke_agent sites"), 2, "no span for a refused decision")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	gotel "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -79,6 +81,9 @@ type Observer struct {
 	stalls      metric.Int64Counter
 	suspensions metric.Int64Counter
 	runs        metric.Int64Counter
+
+	tools       sync.Map // tool name → *toolStart
+	cachedTools atomic.Int64
 }
 
 var (
@@ -264,54 +269,58 @@ func (o *Observer) Carry(ctx context.Context) map[string]string {
 }
 
 // OnRunEnd implements [react.RunObserver]: it sets the run's attributes
-// and status and ends its span.
+// and status, ends its span and counts the call in reactguard.runs.
 func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
 	r := o.runOf(ctx)
 	status := e.Status.String()
-	attrs := []attribute.KeyValue{
-		KeyRunStatus.String(status),
-		KeyRounds.Int(e.Round),
-		KeyStalls.Int(e.Stalls),
-		KeyOutputs.Int(e.Outputs),
-	}
-	metricAttrs := []attribute.KeyValue{KeyRunStatus.String(status), KeyResumed.Bool(r.resumed)}
-	if e.Failure != nil {
-		kind := e.Failure.Kind.String()
-		attrs = append(attrs, KeyFailure.String(kind))
-		metricAttrs = append(metricAttrs, KeyFailure.String(kind))
-	}
-	if e.Suspension != nil {
-		attrs = append(attrs, KeySuspension.String(e.Suspension.Kind.String()))
-	}
-	r.span.SetAttributes(attrs...)
-	switch {
-	case e.Err != nil:
-		fail(r.span, errorType(e.Err), e.Err.Error())
-	case e.Status == react.Failed && e.Failure != nil:
-		fail(r.span, e.Failure.Kind.String(), e.Failure.Reason)
+	if r.span.IsRecording() {
+		attrs := []attribute.KeyValue{
+			KeyRunStatus.String(status),
+			KeyRounds.Int(e.Round),
+			KeyStalls.Int(e.Stalls),
+			KeyOutputs.Int(e.Outputs),
+		}
+		if e.Failure != nil {
+			attrs = append(attrs, KeyFailure.String(e.Failure.Kind.String()))
+		}
+		if e.Suspension != nil {
+			attrs = append(attrs, KeySuspension.String(e.Suspension.Kind.String()))
+		}
+		r.span.SetAttributes(attrs...)
+		switch {
+		case e.Err != nil:
+			fail(r.span, errorType(e.Err), e.Err.Error())
+		case e.Status == react.Failed && e.Failure != nil:
+			fail(r.span, e.Failure.Kind.String(), e.Failure.Reason)
+		}
 	}
 	r.span.End()
-	o.runs.Add(ctx, 1, metric.WithAttributes(metricAttrs...))
+	if o.runs.Enabled(ctx) {
+		attrs := []attribute.KeyValue{KeyRunStatus.String(status), KeyResumed.Bool(r.resumed)}
+		if e.Failure != nil {
+			attrs = append(attrs, KeyFailure.String(e.Failure.Kind.String()))
+		}
+		o.runs.Add(ctx, 1, metric.WithAttributes(attrs...))
+	}
 }
 
 // OnModelStart implements [react.ModelObserver]: it starts the chat span
-// of the call, a child of the run's span.
+// of the call, a child of the run's span. The attributes a sampler may
+// use (operation, provider, requested model) are given at the start; the
+// others only to a span that records.
 func (o *Observer) OnModelStart(ctx context.Context, e react.ModelStartEvent) context.Context {
 	name := opChat
+	attrs := []attribute.KeyValue{keyOperation.String(opChat), o.providerAttr(e.Model.Provider)}
 	if e.Model.Name != "" {
 		name += " " + e.Model.Name
-	}
-	attrs := []attribute.KeyValue{
-		keyOperation.String(opChat),
-		o.providerAttr(e.Model.Provider),
-		keyConversationID.String(e.Run),
-		KeyRound.Int(e.Round),
-	}
-	if e.Model.Name != "" {
 		attrs = append(attrs, keyRequestModel.String(e.Model.Name))
 	}
 	ctx, span := o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	if o.capture && span.IsRecording() {
+	if !span.IsRecording() {
+		return ctx // OnModelEnd finds no span of ours: metrics only
+	}
+	span.SetAttributes(keyConversationID.String(e.Run), KeyRound.Int(e.Round))
+	if o.capture {
 		span.SetAttributes(keyInputMessages.String(inputMessages(e.Request.Messages)))
 	}
 	return context.WithValue(ctx, callKey{o}, span)
@@ -321,70 +330,120 @@ func (o *Observer) OnModelStart(ctx context.Context, e react.ModelStartEvent) co
 // (model, id, finish reason, usage) or the error on the chat span, ends it,
 // and records the operation's duration and token usage.
 func (o *Observer) OnModelEnd(ctx context.Context, e react.ModelEndEvent) {
-	span := o.callOf(ctx)
-	metricAttrs := make([]attribute.KeyValue, 0, 5)
-	metricAttrs = append(metricAttrs, keyOperation.String(opChat), o.providerAttr(e.Model.Provider))
-	if e.Model.Name != "" {
-		metricAttrs = append(metricAttrs, keyRequestModel.String(e.Model.Name))
-	}
 	resp := e.Response
+	errType := ""
 	if e.Err != nil {
-		errType := errorType(e.Err)
-		fail(span, errType, e.Err.Error())
-		metricAttrs = append(metricAttrs, keyErrorType.String(errType))
-	} else {
-		if resp.Model != "" {
-			span.SetAttributes(keyResponseModel.String(resp.Model))
-			metricAttrs = append(metricAttrs, keyResponseModel.String(resp.Model))
-		}
-		if resp.ID != "" {
-			span.SetAttributes(keyResponseID.String(resp.ID))
-		}
-		if resp.FinishReason != "" {
-			span.SetAttributes(keyFinishReasons.StringSlice([]string{resp.FinishReason}))
-		}
-		if u := resp.Usage; u != nil {
-			span.SetAttributes(keyInputTokens.Int64(u.InputTokens), keyOutputTokens.Int64(u.OutputTokens))
-			if o.conv == ConventionsLatest {
-				if u.CachedInputTokens > 0 {
-					span.SetAttributes(keyCacheRead.Int64(u.CachedInputTokens))
-				}
-				if u.CacheCreationInputTokens > 0 {
-					span.SetAttributes(keyCacheCreation.Int64(u.CacheCreationInputTokens))
-				}
-				if u.ReasoningTokens > 0 {
-					span.SetAttributes(keyReasoning.Int64(u.ReasoningTokens))
-				}
+		errType = errorType(e.Err)
+	}
+	if span := o.callOf(ctx); span.IsRecording() {
+		o.recordResponse(span, resp, e.Err, errType)
+		span.End()
+	}
+	durationOn, usageOn := o.opDuration.Enabled(ctx), o.tokenUsage.Enabled(ctx) && resp.Usage != nil && e.Err == nil
+	if !durationOn && !usageOn {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, keyOperation.String(opChat), o.providerAttr(e.Model.Provider))
+	if e.Model.Name != "" {
+		attrs = append(attrs, keyRequestModel.String(e.Model.Name))
+	}
+	if resp.Model != "" && e.Err == nil {
+		attrs = append(attrs, keyResponseModel.String(resp.Model))
+	}
+	if errType != "" {
+		attrs = append(attrs, keyErrorType.String(errType))
+	}
+	if durationOn {
+		o.opDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrs...))
+	}
+	if usageOn {
+		n := len(attrs)
+		o.tokenUsage.Record(ctx, resp.Usage.InputTokens, metric.WithAttributes(append(attrs[:n:n], keyTokenType.String(tokenInput))...))
+		o.tokenUsage.Record(ctx, resp.Usage.OutputTokens, metric.WithAttributes(append(attrs[:n:n], keyTokenType.String(tokenOutput))...))
+	}
+}
+
+// recordResponse records a model call's response or error on its span.
+func (o *Observer) recordResponse(span trace.Span, resp react.Response, err error, errType string) {
+	if err != nil {
+		fail(span, errType, err.Error())
+		return
+	}
+	if resp.Model != "" {
+		span.SetAttributes(keyResponseModel.String(resp.Model))
+	}
+	if resp.ID != "" {
+		span.SetAttributes(keyResponseID.String(resp.ID))
+	}
+	if resp.FinishReason != "" {
+		span.SetAttributes(keyFinishReasons.StringSlice([]string{resp.FinishReason}))
+	}
+	if u := resp.Usage; u != nil {
+		span.SetAttributes(keyInputTokens.Int64(u.InputTokens), keyOutputTokens.Int64(u.OutputTokens))
+		if o.conv == ConventionsLatest {
+			if u.CachedInputTokens > 0 {
+				span.SetAttributes(keyCacheRead.Int64(u.CachedInputTokens))
+			}
+			if u.CacheCreationInputTokens > 0 {
+				span.SetAttributes(keyCacheCreation.Int64(u.CacheCreationInputTokens))
+			}
+			if u.ReasoningTokens > 0 {
+				span.SetAttributes(keyReasoning.Int64(u.ReasoningTokens))
 			}
 		}
-		if o.capture && span.IsRecording() {
-			span.SetAttributes(keyOutputMessages.String(outputMessages(resp)))
-		}
 	}
-	span.End()
-	o.opDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(metricAttrs...))
-	if u := resp.Usage; u != nil && e.Err == nil {
-		n := len(metricAttrs)
-		o.tokenUsage.Record(ctx, u.InputTokens, metric.WithAttributes(append(metricAttrs[:n:n], keyTokenType.String(tokenInput))...))
-		o.tokenUsage.Record(ctx, u.OutputTokens, metric.WithAttributes(append(metricAttrs[:n:n], keyTokenType.String(tokenOutput))...))
+	if o.capture {
+		span.SetAttributes(keyOutputMessages.String(outputMessages(resp)))
 	}
 }
 
 // OnToolStart implements [react.ToolObserver]: it starts the execute_tool
-// span of the call, a child of the run's span.
+// span of the call, a child of the run's span. The attributes a sampler
+// may use (gen_ai.operation.name, gen_ai.tool.name) are given at the
+// start; the others only to a span that records.
 func (o *Observer) OnToolStart(ctx context.Context, e react.ToolStartEvent) context.Context {
-	ctx, span := o.tracer.Start(ctx, opExecuteTool+" "+e.Tool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		keyOperation.String(opExecuteTool),
-		keyToolName.String(e.Tool),
+	st := o.toolStart(e.Tool)
+	ctx, span := o.tracer.Start(ctx, st.name, st.opts...)
+	if !span.IsRecording() {
+		return ctx // OnToolEnd finds no span of ours: nothing to record
+	}
+	span.SetAttributes(
 		keyToolCallID.String(e.CallID),
 		keyToolType.String(toolFunction),
 		KeyBuiltin.Bool(e.Builtin),
 		KeyRound.Int(e.Round),
-	))
-	if o.capture && span.IsRecording() {
+	)
+	if o.capture {
 		span.SetAttributes(keyToolArguments.String(string(e.Args)))
 	}
 	return context.WithValue(ctx, callKey{o}, span)
+}
+
+// toolStart is the span name and start options of a tool's spans.
+type toolStart struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// maxCachedTools bounds the tools whose span start is cached: the model
+// may name tools that do not exist, and those must not grow the cache.
+const maxCachedTools = 256
+
+// toolStart returns the span name and start options of tool's spans,
+// built once per tool.
+func (o *Observer) toolStart(tool string) *toolStart {
+	if st, ok := o.tools.Load(tool); ok {
+		return st.(*toolStart)
+	}
+	st := &toolStart{name: opExecuteTool + " " + tool, opts: []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(keyOperation.String(opExecuteTool), keyToolName.String(tool)),
+	}}
+	if o.cachedTools.Add(1) <= maxCachedTools {
+		o.tools.Store(tool, st)
+	}
+	return st
 }
 
 // verdictAttrs are the attributes of a verdict: outcome, and for a code
@@ -407,6 +466,10 @@ func verdictAttrs(attrs []attribute.KeyValue, out outcome.Outcome, code errcode.
 // leave it unset.
 func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
 	span := o.callOf(ctx)
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
 	if e.Err != nil {
 		fail(span, errorType(e.Err), e.Err.Error())
 		span.End()
@@ -432,6 +495,9 @@ func (o *Observer) OnNodeStarted(context.Context, react.NodeEvent) {}
 // OnToolInvoked implements [react.Observer]: it counts the call in
 // reactguard.tool.calls.
 func (o *Observer) OnToolInvoked(ctx context.Context, e react.ToolEvent) {
+	if !o.toolCalls.Enabled(ctx) {
+		return
+	}
 	attrs := make([]attribute.KeyValue, 0, 6)
 	attrs = append(attrs, keyToolName.String(e.Tool), KeyBuiltin.Bool(e.Builtin))
 	o.toolCalls.Add(ctx, 1, metric.WithAttributes(verdictAttrs(attrs, e.Outcome, e.Code)...))
@@ -440,30 +506,44 @@ func (o *Observer) OnToolInvoked(ctx context.Context, e react.ToolEvent) {
 // OnToolSkipped implements [react.Observer]: it counts the call in
 // reactguard.tool.skipped.
 func (o *Observer) OnToolSkipped(ctx context.Context, e react.ToolEvent) {
+	if !o.toolSkipped.Enabled(ctx) {
+		return
+	}
 	o.toolSkipped.Add(ctx, 1, metric.WithAttributes(keyToolName.String(e.Tool), KeyBuiltin.Bool(e.Builtin)))
 }
 
 // OnNoToolCalls implements [react.Observer]: an event on the run's span.
 func (o *Observer) OnNoToolCalls(ctx context.Context, e react.RoundEvent) {
-	o.runOf(ctx).span.AddEvent("reactguard.no_tool_calls", trace.WithAttributes(KeyRound.Int(e.Round)))
+	if span := o.runOf(ctx).span; span.IsRecording() {
+		span.AddEvent("reactguard.no_tool_calls", trace.WithAttributes(KeyRound.Int(e.Round)))
+	}
 }
 
 // OnStall implements [react.Observer]: it counts the stall in
 // reactguard.stalls and adds an event to the run's span.
 func (o *Observer) OnStall(ctx context.Context, e react.StallEvent) {
-	o.stalls.Add(ctx, 1, metric.WithAttributes(KeyStallReason.String(e.Reason)))
-	o.runOf(ctx).span.AddEvent("reactguard.stall", trace.WithAttributes(
-		KeyStallReason.String(e.Reason), KeyStalls.Int(e.Count), KeyRound.Int(e.Round), keyToolCallID.String(e.CallID)))
+	if o.stalls.Enabled(ctx) {
+		o.stalls.Add(ctx, 1, metric.WithAttributes(KeyStallReason.String(e.Reason)))
+	}
+	if span := o.runOf(ctx).span; span.IsRecording() {
+		span.AddEvent("reactguard.stall", trace.WithAttributes(
+			KeyStallReason.String(e.Reason), KeyStalls.Int(e.Count), KeyRound.Int(e.Round), keyToolCallID.String(e.CallID)))
+	}
 }
 
 // OnStallReset implements [react.Observer]: an event on the run's span.
 func (o *Observer) OnStallReset(ctx context.Context, e react.StallEvent) {
-	o.runOf(ctx).span.AddEvent("reactguard.stall_reset", trace.WithAttributes(KeyRound.Int(e.Round), keyToolCallID.String(e.CallID)))
+	if span := o.runOf(ctx).span; span.IsRecording() {
+		span.AddEvent("reactguard.stall_reset", trace.WithAttributes(KeyRound.Int(e.Round), keyToolCallID.String(e.CallID)))
+	}
 }
 
 // OnSuspended implements [react.Observer]: it counts the suspension in
 // reactguard.suspensions (the run's span gets its kind when it ends).
 func (o *Observer) OnSuspended(ctx context.Context, e react.SuspendEvent) {
+	if !o.suspensions.Enabled(ctx) {
+		return
+	}
 	o.suspensions.Add(ctx, 1, metric.WithAttributes(KeySuspension.String(e.Suspension.Kind.String())))
 }
 

@@ -119,6 +119,10 @@ type RunEndEvent struct {
 	Stalls int
 	// Outputs is the number of outputs set.
 	Outputs int
+	// Goal is the run's goal status judged from its completion conditions
+	// (met, unverified or unmet once it finished or failed; none while it
+	// is suspended or interrupted; see [GoalStatus]).
+	Goal GoalStatus
 	// Err is the error Run or Resume returns (an interruption, a store
 	// failure, a decision that could not be applied), or [ErrPanicked].
 	Err error
@@ -248,7 +252,7 @@ func (r *run) endRun(ctx context.Context, err *error) {
 	}
 	e := RunEndEvent{
 		RoundEvent: r.roundEvent(), Status: r.status, Failure: r.failure,
-		Stalls: r.stalls, Outputs: len(r.outputs), Err: *err,
+		Stalls: r.stalls, Outputs: len(r.outputs), Goal: r.goal(), Err: *err,
 	}
 	if r.susp != nil {
 		s := *r.susp

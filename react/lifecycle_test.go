@@ -199,7 +199,7 @@ func TestLifecycleRunModelAndTools(t *testing.T) {
 	assert.Equal(t, react.NodeEvent{Run: "run-1", Node: "sites"}, s.runs[0].NodeEvent)
 	assert.Nil(t, s.runs[0].Carried)
 	require.Len(t, s.ends, 1)
-	assert.Equal(t, react.RunEndEvent{RoundEvent: react.RoundEvent{NodeEvent: s.runs[0].NodeEvent, Round: 4}, Status: react.Finished}, s.ends[0])
+	assert.Equal(t, react.RunEndEvent{RoundEvent: react.RoundEvent{NodeEvent: s.runs[0].NodeEvent, Round: 4}, Status: react.Finished, Goal: react.GoalUnverified}, s.ends[0])
 
 	first := s.model[0]
 	assert.Equal(t, "script-1-2025", first.Response.Model, "the whole response reaches the observer")

@@ -143,9 +143,37 @@ const (
 	KeyCode = attribute.Key("reactguard.tool.code")
 	// KeyLayer is the code's layer of success: call, execution, business.
 	KeyLayer = attribute.Key("reactguard.tool.layer")
-	// KeyStatusClass is the code's execution status class (timeout,
-	// forbidden, …); absent for codes decided before execution.
+	// KeyStatusClass is the call's execution status class (seed 003:
+	// ok, empty, invalid_request, forbidden, not_found, timeout,
+	// temporarily_unavailable, unknown; and result_invalid, reused, none
+	// when the tool did not run): the final attempt's
+	// (react.Layers.Execution).
 	KeyStatusClass = attribute.Key("reactguard.tool.status_class")
+	// KeyCallStatus is the call layer's status: valid, unpaired,
+	// unknown_tool, invalid_args, refused, deferred (react.CallStatus).
+	KeyCallStatus = attribute.Key("reactguard.tool.call_status")
+	// KeyFirstStatus is the execution status class of the call's first
+	// attempt, on executed calls (differs from KeyStatusClass after a
+	// retry).
+	KeyFirstStatus = attribute.Key("reactguard.tool.first_status")
+	// KeyFirstCode is the code of the first attempt of a retried call
+	// whose first attempt failed.
+	KeyFirstCode = attribute.Key("reactguard.tool.first_code")
+	// KeyBusinessStatus is the business layer's status when judged:
+	// evidence, repeated, insufficient, rejected (react.BusinessStatus).
+	// On spans, evidence and repeated are not known yet (they are judged
+	// in call order): only the metrics carry them.
+	KeyBusinessStatus = attribute.Key("reactguard.tool.business_status")
+	// KeyAttempts is the number of executed attempts of a call, retries
+	// included (absent when the tool did not run).
+	KeyAttempts = attribute.Key("reactguard.tool.attempts")
+	// KeyGoal is the run's goal judged from its completion conditions:
+	// met, unverified, unmet, none (react.GoalStatus).
+	KeyGoal = attribute.Key("reactguard.run.goal")
+	// KeyTurnCalls is true for a model turn that called at least one tool.
+	KeyTurnCalls = attribute.Key("reactguard.turn.tool_calls")
+	// KeyTaskPassed says whether a task the host judged passed.
+	KeyTaskPassed = attribute.Key("reactguard.task.passed")
 	// KeyBuiltin is true for the loop's built-in control tools.
 	KeyBuiltin = attribute.Key("reactguard.tool.builtin")
 	// KeyRound is the round of a model or tool call.

@@ -50,14 +50,26 @@
 //
 //	invoke_agent {node}      INTERNAL  gen_ai.operation.name=invoke_agent, gen_ai.agent.name=node,
 //	                                   gen_ai.conversation.id=run id, provider, gen_ai.request.model,
-//	                                   reactguard.run.{status,rounds,stalls,outputs,resumed,failure},
+//	                                   reactguard.run.{status,rounds,stalls,outputs,resumed,failure,goal},
 //	                                   reactguard.suspension.kind
 //	├── chat {model}         CLIENT    gen_ai.operation.name=chat, provider, gen_ai.request.model,
 //	│                                  gen_ai.response.{model,id,finish_reasons}, gen_ai.usage.*,
 //	│                                  gen_ai.conversation.id, reactguard.round
 //	└── execute_tool {tool}  INTERNAL  gen_ai.operation.name=execute_tool, gen_ai.tool.{name,call.id,type},
-//	                                   reactguard.tool.{outcome,code,layer,status_class,builtin},
+//	                                   reactguard.tool.{outcome,code,layer,call_status,status_class,
+//	                                   attempts,first_status,first_code,business_status,builtin},
 //	                                   reactguard.round, reactguard.suspension.kind
+//
+// The verdict attributes are seed 003's three layers of the call
+// (react.Layers): reactguard.tool.call_status the call layer,
+// reactguard.tool.status_class the final attempt's execution status class
+// (ok, empty, timeout, temporarily_unavailable, …; none when the tool did
+// not run), reactguard.tool.attempts the executed attempts with the first
+// one's class and code when it differs, and reactguard.tool.layer the
+// layer of the verdict's code. The business status is on the span when it
+// does not depend on call order (insufficient, rejected); whether a result
+// was new evidence or a repeat is judged when the loop applies the results
+// in call order, and only the metrics carry it.
 //
 // gen_ai.tool.type is function: every tool runs in the application. The
 // run's span carries events reactguard.stall (reason, count, round, call
@@ -97,21 +109,36 @@
 //	                                                      gen_ai.request.model, gen_ai.response.model, error.type
 //	gen_ai.client.token.usage         histogram  {token}  per model call that reported usage, once per
 //	                                                      gen_ai.token.type (input, output), same attributes
-//	reactguard.tool.calls             counter    {call}   gen_ai.tool.name, reactguard.tool.{builtin,outcome,
-//	                                                      code,layer,status_class}
+//	reactguard.tool.calls             counter    {call}   per call the loop processed: gen_ai.tool.name,
+//	                                                      reactguard.tool.{builtin,outcome,code,layer,call_status,
+//	                                                      status_class,first_status,business_status}
+//	reactguard.tool.attempts          counter    {attempt}  executed attempts of those calls, same attributes
 //	reactguard.tool.skipped           counter    {call}   gen_ai.tool.name, reactguard.tool.builtin
+//	reactguard.turns                  counter    {turn}   model turns, reactguard.turn.tool_calls
 //	reactguard.stalls                 counter    {stall}  reactguard.stall.reason
 //	reactguard.suspensions            counter    {suspension}  reactguard.suspension.kind
-//	reactguard.runs                   counter    {run}    reactguard.run.{status,resumed,failure}
+//	reactguard.runs                   counter    {run}    per call of Run or Resume that ended:
+//	                                                      reactguard.run.{status,resumed,goal,failure}
+//	reactguard.tasks                  counter    {task}   [Observer.RecordTask]: reactguard.task.passed
 //
 // The two histograms use the conventions' explicit bucket boundaries
 // ([DurationBuckets], [TokenBuckets]); their duration is measured with the
-// loop's Config.Now. The per-layer rates of seed 003 come from
-// reactguard.tool.calls with the same denominators as react.Metrics:
-// call-layer rejection = outcome REJECTED over all calls; execution
-// failure = FAILED with layer call or execution over the SUCCESS and FAILED
-// calls with builtin false; business failure = FAILED with layer business
-// over the same denominator. Business completion = reactguard.runs with
-// status finished over reactguard.runs with resumed false (every run's
-// first call).
+// loop's Config.Now. No token metric is recorded for a model that did not
+// report usage (the conventions forbid guessing).
+//
+// The counters carry what the per-layer figures of react.Metrics (seed
+// 003, defined in docs/evaluation.md) are computed from, so a metrics
+// backend can chart them per tool, per class and over time:
+//
+//	call layer     Decision    turns{tool_calls=true} / turns
+//	               Admission   calls{call_status=valid} / calls
+//	               (Pairing, Resolution, Arguments: calls by call_status)
+//	execution      entered     calls with status_class not in (none, reused, forbidden)
+//	               Success     calls{entered, status_class in (ok, empty)} / attempts{entered}
+//	               FirstAttempt, Final   calls{entered} by first_status, status_class (ok or empty) / calls{entered}
+//	               Permission  calls{status_class=forbidden} / calls{status_class not in (none, reused)}
+//	business       NewEvidence calls{business_status=evidence} / calls{entered, status_class in (ok, empty)}
+//	               SubGoals    runs{goal=met} / runs{goal in (met, unverified, unmet)}
+//	               takeover    suspensions{kind} / runs{resumed=false}
+//	               FinalTask   tasks{passed=true} / tasks
 package otel

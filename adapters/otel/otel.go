@@ -15,7 +15,6 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/modelerr"
 	"github.com/reactguard/reactguard/outcome"
@@ -35,11 +34,14 @@ var (
 
 // The names of our own metrics; see the package documentation.
 const (
-	MetricToolCalls   = "reactguard.tool.calls"
-	MetricToolSkipped = "reactguard.tool.skipped"
-	MetricStalls      = "reactguard.stalls"
-	MetricSuspensions = "reactguard.suspensions"
-	MetricRuns        = "reactguard.runs"
+	MetricToolCalls    = "reactguard.tool.calls"
+	MetricToolAttempts = "reactguard.tool.attempts"
+	MetricTurns        = "reactguard.turns"
+	MetricTasks        = "reactguard.tasks"
+	MetricToolSkipped  = "reactguard.tool.skipped"
+	MetricStalls       = "reactguard.stalls"
+	MetricSuspensions  = "reactguard.suspensions"
+	MetricRuns         = "reactguard.runs"
 )
 
 // Options configures [New]. The zero value (and nil) means defaults.
@@ -74,13 +76,16 @@ type Observer struct {
 	provider attribute.Key // gen_ai.system or gen_ai.provider.name
 	prop     propagation.TraceContext
 
-	opDuration  metric.Float64Histogram
-	tokenUsage  metric.Int64Histogram
-	toolCalls   metric.Int64Counter
-	toolSkipped metric.Int64Counter
-	stalls      metric.Int64Counter
-	suspensions metric.Int64Counter
-	runs        metric.Int64Counter
+	opDuration   metric.Float64Histogram
+	tokenUsage   metric.Int64Histogram
+	toolCalls    metric.Int64Counter
+	toolAttempts metric.Int64Counter
+	turns        metric.Int64Counter
+	tasks        metric.Int64Counter
+	toolSkipped  metric.Int64Counter
+	stalls       metric.Int64Counter
+	suspensions  metric.Int64Counter
+	runs         metric.Int64Counter
 
 	tools       sync.Map // tool name → *toolStart
 	cachedTools atomic.Int64
@@ -139,6 +144,15 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts *Options) (*Obse
 	record(err)
 	obs.toolCalls, err = meter.Int64Counter(MetricToolCalls, metric.WithUnit("{call}"),
 		metric.WithDescription("Tool calls the loop processed, by verdict (outcome, code, layer, status class), tool and kind; skipped calls excluded."))
+	record(err)
+	obs.toolAttempts, err = meter.Int64Counter(MetricToolAttempts, metric.WithUnit("{attempt}"),
+		metric.WithDescription("Executed attempts of tool calls (retries included), with the attributes of their call's verdict and account."))
+	record(err)
+	obs.turns, err = meter.Int64Counter(MetricTurns, metric.WithUnit("{turn}"),
+		metric.WithDescription("Model turns the loop received, by whether they called a tool."))
+	record(err)
+	obs.tasks, err = meter.Int64Counter(MetricTasks, metric.WithUnit("{task}"),
+		metric.WithDescription("Tasks the host judged with Observer.RecordTask, by whether they passed."))
 	record(err)
 	obs.toolSkipped, err = meter.Int64Counter(MetricToolSkipped, metric.WithUnit("{call}"),
 		metric.WithDescription("Tool calls answered as skipped because an earlier call of their turn did not succeed or the node ended."))
@@ -279,6 +293,7 @@ func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
 			KeyRounds.Int(e.Round),
 			KeyStalls.Int(e.Stalls),
 			KeyOutputs.Int(e.Outputs),
+			KeyGoal.String(e.Goal.String()),
 		}
 		if e.Failure != nil {
 			attrs = append(attrs, KeyFailure.String(e.Failure.Kind.String()))
@@ -296,7 +311,7 @@ func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
 	}
 	r.span.End()
 	if o.runs.Enabled(ctx) {
-		attrs := []attribute.KeyValue{KeyRunStatus.String(status), KeyResumed.Bool(r.resumed)}
+		attrs := []attribute.KeyValue{KeyRunStatus.String(status), KeyResumed.Bool(r.resumed), KeyGoal.String(e.Goal.String())}
 		if e.Failure != nil {
 			attrs = append(attrs, KeyFailure.String(e.Failure.Kind.String()))
 		}
@@ -338,6 +353,9 @@ func (o *Observer) OnModelEnd(ctx context.Context, e react.ModelEndEvent) {
 	if span := o.callOf(ctx); span.IsRecording() {
 		o.recordResponse(span, resp, e.Err, errType)
 		span.End()
+	}
+	if e.Err == nil && o.turns.Enabled(ctx) {
+		o.turns.Add(ctx, 1, metric.WithAttributes(KeyTurnCalls.Bool(len(resp.ToolCalls) > 0)))
 	}
 	durationOn, usageOn := o.opDuration.Enabled(ctx), o.tokenUsage.Enabled(ctx) && resp.Usage != nil && e.Err == nil
 	if !durationOn && !usageOn {
@@ -446,16 +464,22 @@ func (o *Observer) toolStart(tool string) *toolStart {
 	return st
 }
 
-// verdictAttrs are the attributes of a verdict: outcome, and for a code
-// its name, layer and status class.
-func verdictAttrs(attrs []attribute.KeyValue, out outcome.Outcome, code errcode.Code) []attribute.KeyValue {
-	attrs = append(attrs, KeyOutcome.String(out.String()))
-	if code == 0 {
-		return attrs
+// verdictAttrs are the attributes of a call's verdict and account:
+// outcome, the code with its layer, the call status, the final execution
+// status class, the first attempt's class when the call executed, and the
+// business status when it was judged.
+func verdictAttrs(attrs []attribute.KeyValue, e *react.ToolEvent) []attribute.KeyValue {
+	l := &e.Layers
+	attrs = append(attrs, KeyOutcome.String(e.Outcome.String()), KeyCallStatus.String(l.Call.String()),
+		KeyStatusClass.String(l.Execution.String()))
+	if e.Code != 0 {
+		attrs = append(attrs, KeyCode.String(e.Code.String()), KeyLayer.String(e.Code.Layer().String()))
 	}
-	attrs = append(attrs, KeyCode.String(code.String()), KeyLayer.String(code.Layer().String()))
-	if c := code.Class(); c != errcode.ClassNone {
-		attrs = append(attrs, KeyStatusClass.String(c.String()))
+	if l.Attempts > 0 {
+		attrs = append(attrs, KeyFirstStatus.String(l.First.Status.String()))
+	}
+	if l.Business != react.BusinessNone {
+		attrs = append(attrs, KeyBusinessStatus.String(l.Business.String()))
 	}
 	return attrs
 }
@@ -475,7 +499,13 @@ func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
 		span.End()
 		return
 	}
-	span.SetAttributes(verdictAttrs(make([]attribute.KeyValue, 0, 4), e.Outcome, e.Code)...)
+	span.SetAttributes(verdictAttrs(make([]attribute.KeyValue, 0, 8), &e.ToolEvent)...)
+	if l := e.Layers; l.Attempts > 0 {
+		span.SetAttributes(KeyAttempts.Int(l.Attempts))
+		if l.Attempts > 1 && l.First.Code != 0 {
+			span.SetAttributes(KeyFirstCode.String(l.First.Code.String()))
+		}
+	}
 	if e.Suspends != 0 {
 		span.SetAttributes(KeySuspension.String(e.Suspends.String()))
 	}
@@ -493,14 +523,22 @@ func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
 func (o *Observer) OnNodeStarted(context.Context, react.NodeEvent) {}
 
 // OnToolInvoked implements [react.Observer]: it counts the call in
-// reactguard.tool.calls.
+// reactguard.tool.calls and its executed attempts in
+// reactguard.tool.attempts.
 func (o *Observer) OnToolInvoked(ctx context.Context, e react.ToolEvent) {
-	if !o.toolCalls.Enabled(ctx) {
+	calls, attempts := o.toolCalls.Enabled(ctx), e.Layers.Attempts > 0 && o.toolAttempts.Enabled(ctx)
+	if !calls && !attempts {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs := make([]attribute.KeyValue, 0, 9)
 	attrs = append(attrs, keyToolName.String(e.Tool), KeyBuiltin.Bool(e.Builtin))
-	o.toolCalls.Add(ctx, 1, metric.WithAttributes(verdictAttrs(attrs, e.Outcome, e.Code)...))
+	opt := metric.WithAttributes(verdictAttrs(attrs, &e)...)
+	if calls {
+		o.toolCalls.Add(ctx, 1, opt)
+	}
+	if attempts {
+		o.toolAttempts.Add(ctx, int64(e.Layers.Attempts), opt)
+	}
 }
 
 // OnToolSkipped implements [react.Observer]: it counts the call in
@@ -553,3 +591,13 @@ func (o *Observer) OnFinished(context.Context, react.EndEvent) {}
 
 // OnFailed implements [react.Observer]; the run's span ends in OnRunEnd.
 func (o *Observer) OnFailed(context.Context, react.EndEvent) {}
+
+// RecordTask counts a task the host judged (its validator, the user's
+// acceptance, an evaluation case) in reactguard.tasks, as
+// react.Metrics.RecordTask does: the final-task rate of seed 003 is the
+// passed ones over all.
+func (o *Observer) RecordTask(ctx context.Context, passed bool) {
+	if o.tasks.Enabled(ctx) {
+		o.tasks.Add(ctx, 1, metric.WithAttributes(KeyTaskPassed.Bool(passed)))
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,6 +64,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		"reactguard.run.rounds":      int64(5),
 		"reactguard.run.stalls":      int64(0),
 		"reactguard.run.outputs":     int64(0),
+		"reactguard.run.goal":        "none",
 		"reactguard.suspension.kind": "approval",
 	}, attrs(run1))
 	var events []string
@@ -115,6 +117,9 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		"reactguard.tool.code":         "TOOL_UNAVAILABLE",
 		"reactguard.tool.layer":        "execution",
 		"reactguard.tool.status_class": "temporarily_unavailable",
+		"reactguard.tool.call_status":  "valid",
+		"reactguard.tool.first_status": "temporarily_unavailable",
+		"reactguard.tool.attempts":     int64(1),
 		"error.type":                   "TOOL_UNAVAILABLE",
 	}, attrs(failed))
 
@@ -122,12 +127,16 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 	assert.Equal(t, codes.Unset, rejected.Status().Code, "REJECTED is a verdict, not an error")
 	assert.Equal(t, "CATALOG_DENIED", attrs(rejected)["reactguard.tool.code"])
 	assert.Equal(t, "call", attrs(rejected)["reactguard.tool.layer"])
+	assert.Equal(t, "unknown_tool", attrs(rejected)["reactguard.tool.call_status"])
+	assert.Equal(t, "none", attrs(rejected)["reactguard.tool.status_class"], "nothing executed")
+	assert.NotContains(t, attrs(rejected), "reactguard.tool.attempts")
 	assert.NotContains(t, attrs(rejected), "error.type")
 
 	deferred := children["execute_tool create_site"][0]
 	assert.Equal(t, codes.Unset, deferred.Status().Code, "DEFERRED is a verdict, not an error")
 	assert.Equal(t, "DEFERRED", attrs(deferred)["reactguard.tool.outcome"])
 	assert.Equal(t, "APPROVAL_REQUIRED", attrs(deferred)["reactguard.tool.code"])
+	assert.Equal(t, "deferred", attrs(deferred)["reactguard.tool.call_status"])
 
 	approval := children["execute_tool builtin_node_approval"][0]
 	assert.Equal(t, "approval", attrs(approval)["reactguard.suspension.kind"])
@@ -154,6 +163,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 	assert.Equal(t, run1.SpanContext().SpanID(), run2.Links()[0].SpanContext.SpanID())
 	assert.Equal(t, true, attrs(run2)["reactguard.run.resumed"])
 	assert.Equal(t, "finished", attrs(run2)["reactguard.run.status"])
+	assert.Equal(t, "unverified", attrs(run2)["reactguard.run.goal"], "no required output: the model's word only")
 	assert.Equal(t, int64(7), attrs(run2)["reactguard.run.rounds"])
 	assert.Equal(t, "run-1", attrs(run2)["gen_ai.conversation.id"], "the same conversation")
 	assert.Equal(t, []string{"chat gpt-4.1", "chat gpt-4.1", "execute_tool builtin_node_finish", "execute_tool create_site", "invoke_agent sites"},
@@ -205,8 +215,12 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 	assert.Equal(t, map[string]int64{"list_sites": 1}, counts(t, ms[rgotel.MetricToolSkipped], "gen_ai.tool.name"))
 	assert.Equal(t, map[string]int64{"FAILED": 1, "REJECTED": 1}, counts(t, ms[rgotel.MetricStalls], rgotel.KeyStallReason))
 	assert.Equal(t, map[string]int64{"approval": 1}, counts(t, ms[rgotel.MetricSuspensions], rgotel.KeySuspension))
-	assert.Equal(t, map[string]int64{"suspended false": 1, "finished true": 1},
-		counts(t, ms[rgotel.MetricRuns], rgotel.KeyRunStatus, rgotel.KeyResumed))
+	assert.Equal(t, map[string]int64{"suspended false none": 1, "finished true unverified": 1},
+		counts(t, ms[rgotel.MetricRuns], rgotel.KeyRunStatus, rgotel.KeyResumed, rgotel.KeyGoal))
+	assert.Equal(t, map[string]int64{"valid ok evidence": 2, "valid temporarily_unavailable ": 1},
+		counts(t, ms[rgotel.MetricToolAttempts], rgotel.KeyCallStatus, rgotel.KeyStatusClass, rgotel.KeyBusinessStatus),
+		"executed attempts: list_sites, create_site (evidence), get_stats (failed, no business judgment)")
+	assert.Equal(t, map[string]int64{"true": 7}, counts(t, ms[rgotel.MetricTurns], rgotel.KeyTurnCalls), "every turn called a tool")
 }
 
 // OTEL_SEMCONV_STABILITY_OPT_IN selects the conventions, as their
@@ -537,4 +551,51 @@ func TestUnappliedDecisionEndsSpan(t *testing.T) {
 	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores()).Resume(context.Background(), res.Snapshot, react.Answer("yes"))
 	require.ErrorIs(t, err, react.ErrDecision)
 	assert.Len(t, tel.ended("invoke_agent sites"), 2, "no span for a refused decision")
+}
+
+// A call retried after a rate limit: its span and the metrics keep the
+// first attempt's failure next to the final success; an empty result is
+// executed but insufficient; the host's task verdict is counted.
+func TestRetriedAndEmptyCalls(t *testing.T) {
+	tel := newTelemetry(t)
+	n := 0
+	quote := reacttest.Respond("quote", func(context.Context, tool.Request) (any, error) {
+		if n++; n == 1 {
+			return nil, tool.RateLimited("429")
+		}
+		return map[string]float64{"price": 41.27}, nil
+	})
+	quote.Tool.Retry = &tool.RetryPolicy{Attempts: 3}
+	search := reacttest.Empty("search", tool.EmptyAllowed)
+	cat := tool.MustCatalog(quote.Tool, search.Tool)
+	g := stores()
+	g.Retry.Sleep = func(context.Context, time.Duration) error { return nil }
+	o := tel.observer(t, nil)
+	l, err := react.New(react.Config{
+		Model: openAI(reacttest.Calls(reacttest.Call("q", "quote", `{}`)), reacttest.Calls(reacttest.Call("s", "search", `{}`)),
+			reacttest.Calls(reacttest.Finish("f", "done"))),
+		Tools: cat, Guards: g, Observer: o, Now: (&clock{}).now,
+	})
+	require.NoError(t, err)
+	res, err := l.Run(context.Background(), react.Node{Name: "prices", Tools: []string{"quote", "search"}}, "price of ACME?")
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	o.RecordTask(context.Background(), true)
+	o.RecordTask(context.Background(), false)
+
+	q := attrs(tel.ended("execute_tool quote")[0])
+	assert.Equal(t, int64(2), q["reactguard.tool.attempts"])
+	assert.Equal(t, "TOOL_RATE_LIMITED", q["reactguard.tool.first_code"])
+	assert.Equal(t, "temporarily_unavailable", q["reactguard.tool.first_status"])
+	assert.Equal(t, "ok", q["reactguard.tool.status_class"])
+	assert.Equal(t, "SUCCESS", q["reactguard.tool.outcome"])
+	s := attrs(tel.ended("execute_tool search")[0])
+	assert.Equal(t, "empty", s["reactguard.tool.status_class"])
+	assert.Equal(t, "insufficient", s["reactguard.tool.business_status"], "judged without call order: on the span too")
+
+	ms := tel.metrics(t)
+	assert.Equal(t, map[string]int64{"quote temporarily_unavailable ok evidence": 2, "search empty empty insufficient": 1},
+		counts(t, ms[rgotel.MetricToolAttempts], "gen_ai.tool.name", rgotel.KeyFirstStatus, rgotel.KeyStatusClass, rgotel.KeyBusinessStatus),
+		"two attempts of quote (first failed, final ok), one of search")
+	assert.Equal(t, map[string]int64{"true": 1, "false": 1}, counts(t, ms[rgotel.MetricTasks], rgotel.KeyTaskPassed))
 }

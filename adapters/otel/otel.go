@@ -499,20 +499,22 @@ func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
 		span.End()
 		return
 	}
-	span.SetAttributes(verdictAttrs(make([]attribute.KeyValue, 0, 8), &e.ToolEvent)...)
+	attrs := verdictAttrs(make([]attribute.KeyValue, 0, 12), &e.ToolEvent)
 	if l := e.Layers; l.Attempts > 0 {
-		span.SetAttributes(KeyAttempts.Int(l.Attempts))
+		attrs = append(attrs, KeyAttempts.Int(l.Attempts))
 		if l.Attempts > 1 && l.First.Code != 0 {
-			span.SetAttributes(KeyFirstCode.String(l.First.Code.String()))
+			attrs = append(attrs, KeyFirstCode.String(l.First.Code.String()))
 		}
 	}
 	if e.Suspends != 0 {
-		span.SetAttributes(KeySuspension.String(e.Suspends.String()))
+		attrs = append(attrs, KeySuspension.String(e.Suspends.String()))
 	}
 	if e.Outcome == outcome.Failed {
-		fail(span, e.Code.String(), e.Observation.Reason())
+		attrs = append(attrs, keyErrorType.String(e.Code.String()))
+		span.SetStatus(codes.Error, e.Observation.Reason())
 	}
-	if o.capture && span.IsRecording() {
+	span.SetAttributes(attrs...)
+	if o.capture {
 		span.SetAttributes(keyToolResult.String(toolResult(e.Observation)))
 	}
 	span.End()

@@ -599,3 +599,25 @@ func TestRetriedAndEmptyCalls(t *testing.T) {
 		"two attempts of quote (first failed, final ok), one of search")
 	assert.Equal(t, map[string]int64{"true": 1, "false": 1}, counts(t, ms[rgotel.MetricTasks], rgotel.KeyTaskPassed))
 }
+
+// An interrupted run carries its trace context too: the Resume that
+// continues it after a model error links to it.
+func TestInterruptedRunLinks(t *testing.T) {
+	tel := newTelemetry(t)
+	s := newSite(t)
+	shared := stores()
+	res, err := s.loop(t, openAI(reacttest.Calls(reacttest.Call("c1", "list_sites", `{}`))), tel.observer(t, nil), shared).
+		Run(context.Background(), siteNode(), "hi") // the second model call fails: the script is exhausted
+	require.Error(t, err)
+	require.Equal(t, react.Interrupted, res.Status)
+	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), shared).
+		Resume(context.Background(), res.Snapshot, react.Continue())
+	require.NoError(t, err)
+	runs := tel.ended("invoke_agent sites")
+	require.Len(t, runs, 2)
+	assert.Equal(t, "interrupted", attrs(runs[0])["reactguard.run.status"])
+	assert.Equal(t, codes.Error, runs[0].Status().Code)
+	require.Len(t, runs[1].Links(), 1)
+	assert.Equal(t, runs[0].SpanContext().SpanID(), runs[1].Links()[0].SpanContext.SpanID())
+	assert.Equal(t, int64(1), attrs(runs[1])["reactguard.run.rounds"].(int64)-1, "the resumed run goes on from round 1")
+}

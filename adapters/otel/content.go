@@ -2,6 +2,7 @@ package otel
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -54,13 +55,16 @@ func toChat(m react.Message) chatMessage {
 	return c
 }
 
-// encode is json.Marshal for values that always encode.
+// encode is the JSON of v without HTML escaping (a trace viewer shows
+// "<b>" better than "\u003cb\u003e"); "" if v does not encode.
 func encode(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return ""
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // inputMessages is gen_ai.input.messages: the history sent to the model,

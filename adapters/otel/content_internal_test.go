@@ -1,8 +1,8 @@
 package otel
 
 import (
-	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/reactguard/reactguard/react"
@@ -16,6 +16,7 @@ func FuzzContent(f *testing.F) {
 	f.Add("", "", "", `{`, "")
 	f.Add("\xff\xfe", "id\x00", "name\"", `null`, "tool_calls")
 	f.Add("text", "c2", "x", `[1,2`, "length")
+	f.Add("<b>&</b>", "c3", "html", `{"q":"<a&b>"}`, "stop")
 	f.Fuzz(func(t *testing.T, text, id, name, args, reason string) {
 		call := react.ToolCall{ID: id, Name: name, Args: json.RawMessage(args)}
 		out := outputMessages(react.Response{Text: text, ToolCalls: []react.ToolCall{call}, FinishReason: reason})
@@ -43,10 +44,9 @@ func FuzzContent(f *testing.F) {
 				continue
 			}
 			if json.Valid([]byte(args)) {
-				var want bytes.Buffer
-				_ = json.Compact(&want, []byte(args))
-				if !bytes.Equal(want.Bytes(), p.Arguments) {
-					t.Fatalf("JSON arguments %q recorded as %s; want the JSON value", args, p.Arguments)
+				var want, got any
+				if json.Unmarshal([]byte(args), &want) != nil || json.Unmarshal(p.Arguments, &got) != nil || !reflect.DeepEqual(want, got) {
+					t.Fatalf("JSON arguments %q recorded as %s; want the same JSON value", args, p.Arguments)
 				}
 				continue
 			}
@@ -56,4 +56,13 @@ func FuzzContent(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Contents are recorded without HTML escaping.
+func TestContentNotHTMLEscaped(t *testing.T) {
+	got := outputMessages(react.Response{Text: "<b>&</b>", ToolCalls: []react.ToolCall{{ID: "c", Name: "q", Args: json.RawMessage(`{"q":"<a&b>"}`)}}})
+	want := `[{"role":"assistant","parts":[{"type":"text","content":"<b>&</b>"},{"type":"tool_call","id":"c","name":"q","arguments":{"q":"<a&b>"}}]}]`
+	if got != want {
+		t.Errorf("outputMessages = %s; want %s", got, want)
+	}
 }

@@ -260,7 +260,10 @@ func TestClassifyErr(t *testing.T) {
 		{"rejected by transport", fmt.Errorf("calling %q: %w", "tools/call", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}), tool.KindUnreachable, "the SDK reports an HTTP transport failure as JSON-RPC -32005"},
 		{"first JSON-RPC error decides", errors.Join(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "x"}, &jsonrpc.Error{Code: -32005}), tool.KindMCPRPC, "-32005 deeper in the chain does not make a server's error a transport failure"},
 		{"invalid params", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}, tool.KindMCPInvalidParams, "-32602 is MCP_INVALID_PARAMS"},
-		{"unknown", errors.New("strange"), 0, "anything else is left to the invoker (TOOL_ERROR)"},
+		{"refused cancellation", fmt.Errorf("calling %q: %w", "tools/call", errors.New(`sending "notifications/cancelled": Bad Request`)), tool.KindUnreachable, "a call in flight on a session that failed after a refused cancellation (go-sdk #1212) may have run: uncertain"},
+		{"gateway error", fmt.Errorf("calling %q: %w", "tools/call", errors.New(`sending "tools/call": Internal Server Error`)), tool.KindUnreachable, "an HTTP error answer without a JSON-RPC body comes after the request was sent"},
+		{"multi-round-trip", errors.New("multi-round-trip: exceeded maximum retries (10)"), tool.KindUnreachable, "a multi-round-trip exchange that gave up had reached the server"},
+		{"unknown", errors.New("strange"), tool.KindUnreachable, "no other error proves the request never reached the server: uncertain, never TOOL_ERROR"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,6 +47,9 @@ var chineseTexts = map[Key]string{
 	ReasonMissingArgument: "缺少 {tool} 的必填参数 [{field}]",
 	ReasonToolPanicked:    "{tool} 执行失败：工具内部出错",
 
+	DetailWithheld: "详情不予展示",
+	DetailDeadline: "超过了 {timeout} 的时限",
+
 	ResultApprovalGranted:  "用户已确认 {tool} 的调用",
 	ResultApprovalDeclined: "用户拒绝了 {tool} 的调用{detail}",
 	ResultFollowUpAnswer:   "用户回答：{answer}",

@@ -45,6 +45,9 @@ var englishTexts = map[Key]string{
 	ReasonMissingArgument: "required argument {field} of {tool} is missing",
 	ReasonToolPanicked:    "{tool} failed: it stopped with an internal error",
 
+	DetailWithheld: "details withheld",
+	DetailDeadline: "its time limit of {timeout} passed",
+
 	ResultApprovalGranted:  "the user approved the call of {tool}",
 	ResultApprovalDeclined: "the user declined the call of {tool}{detail}",
 	ResultFollowUpAnswer:   "the user answered: {answer}",

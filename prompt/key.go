@@ -56,6 +56,14 @@ const (
 	ReasonToolPanicked    Key = 105 // REASON_TOOL_PANICKED: the tool stopped with an internal error (TOOL_ERROR)
 )
 
+// Details: the {detail} of an execution failure's reason when the tool's
+// error carries nothing written for the model (its raw text goes to the log
+// only).
+const (
+	DetailWithheld Key = 150 // DETAIL_WITHHELD: the error's details are not shown
+	DetailDeadline Key = 151 // DETAIL_DEADLINE: the tool's own deadline, {timeout}, passed
+)
+
 // Results of control tools, and the verdicts a user gives.
 const (
 	ResultApprovalGranted  Key = 200 // RESULT_APPROVAL_GRANTED
@@ -145,6 +153,9 @@ var keyNames = map[Key]string{
 	ReasonApprovedFailed:  "REASON_APPROVED_FAILED",
 	ReasonMissingArgument: "REASON_MISSING_ARGUMENT",
 	ReasonToolPanicked:    "REASON_TOOL_PANICKED",
+
+	DetailWithheld: "DETAIL_WITHHELD",
+	DetailDeadline: "DETAIL_DEADLINE",
 
 	ResultApprovalGranted:  "RESULT_APPROVAL_GRANTED",
 	ResultApprovalDeclined: "RESULT_APPROVAL_DECLINED",

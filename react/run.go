@@ -436,7 +436,7 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 	r.calls = append(r.calls, rep)
 	r.observer.OnToolInvoked(ctx, ToolEvent{
 		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: rep.Builtin,
-		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur,
+		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur, Err: obs.Cause(),
 		Position: i, Layers: rep.Layers, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name),
 	})
 }

@@ -34,6 +34,23 @@
 // Classification happens in one place, the default invoker (package
 // invoker), which documents the order of its rules.
 //
+// # What the model reads about a failure
+//
+// Only text a tool wrote for the model reaches it: the Message of an
+// [Error] (the constructors' formatted message) or the detail of
+// [WithDetail], which marks any error with a safe text while its chain
+// still decides the code. The text of every other error — and the Err of
+// an [Error] — goes to the log and the observer only; the model is told
+// that the details are withheld. Every detail is cut to its first line and
+// [MaxDetail] bytes ([ClipDetail]). Arguments that do not decode are
+// described in JSON words ([JSONDetail], [ArgsError.Detail]), and schema
+// violations without Go renderings of values ([SchemaDetail]).
+//
+//	rows, err := db.QueryContext(ctx, q, id) // err may hold the DSN
+//	if err != nil {
+//		return nil, tool.WithDetail(err, "the orders database is unavailable")
+//	}
+//
 // # Retries
 //
 // A [RetryPolicy] says how often the retry guard may run a failed call

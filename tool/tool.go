@@ -182,7 +182,10 @@ func decodeArgs(data []byte, v any) error {
 		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("unexpected data after the arguments object")
+		return errTrailing
 	}
 	return nil
 }
+
+// errTrailing reports data after the arguments object.
+var errTrailing = errors.New("unexpected data after the arguments object")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -44,7 +45,9 @@ const argumentsPrefix = `validating "arguments": `
 //     server (see the package documentation), so it is uncertain, never a
 //     definitive TOOL_ERROR;
 //  6. an isError result: an argument rejection when the text is the SDK's
-//     schema-validation message, otherwise [tool.KindMCPToolError];
+//     schema-validation message, otherwise [tool.KindMCPToolError] with
+//     the result's text as the detail the model reads (MCP defines that
+//     text as the tool's report for the model; the invoker clips it);
 //  7. success: the structured content, else the text content.
 func (c *caller) classify(ctx context.Context, res *sdk.CallToolResult, err error) (any, error) {
 	if err != nil {
@@ -90,11 +93,15 @@ func classifyErr(ctx context.Context, err error) error {
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) {
+		// The server's message goes to the log only: a JSON-RPC error is a
+		// protocol answer, not text written for the model, and a raw
+		// handler's plain error arrives as one with all it holds.
 		cause := &rpcError{wire: wire, err: err}
+		msg := "JSON-RPC error " + strconv.FormatInt(wire.Code, 10)
 		if wire.Code == jsonrpc.CodeInvalidParams {
-			return tool.Classified(tool.KindMCPInvalidParams, "", cause)
+			return tool.Classified(tool.KindMCPInvalidParams, msg, cause)
 		}
-		return tool.Classified(tool.KindMCPRPC, "", cause)
+		return tool.Classified(tool.KindMCPRPC, msg, cause)
 	}
 	// Anything else: the SDK wraps most failures in plain errors, and
 	// several of them come after the request was sent (a session failed by

@@ -40,6 +40,7 @@
 //	JSON-RPC error -32602                   tool.KindMCPInvalidParams → MCP_INVALID_PARAMS
 //	                                        (the SDK also answers an unknown tool so)
 //	any other JSON-RPC error                tool.KindMCPRPC → MCP_RPC_ERROR
+//	                                        (the model reads "JSON-RPC error <code>")
 //	any other error                         tool.KindUnreachable → TOOL_UNREACHABLE, outcome unknown
 //	                                        (never TOOL_ERROR: see "Uncertain outcomes")
 //	isError result: argument validation     tool.Reject ARG_REJECTED (see below)
@@ -53,6 +54,22 @@
 // codes because the SDK reports an HTTP transport failure as JSON-RPC code
 // -32005. Only the first JSON-RPC error of the chain is compared with
 // -32005.
+//
+// # What the model reads
+//
+// The errors the SDK returns hold server URLs, session ids, network
+// addresses and the server's own error texts. None of it reaches the
+// model: each classified error carries a fixed message as its model-facing
+// detail ("the MCP server could not be reached", "JSON-RPC error -32603",
+// "the exchange with the MCP server failed and the call's outcome is
+// unknown") and the SDK's error as its cause, which goes to the log and
+// the observer only (see tool.DetailOf). The one text of the server's that
+// the model reads is the content of an isError result: MCP defines it as
+// the tool's own report for the model, like the content of a successful
+// result; the invoker keeps its first line, clipped to tool.MaxDetail
+// bytes. A server that writes secrets into its results leaks them either
+// way. Schema-validation messages are rewritten by tool.SchemaDetail so
+// that no Go rendering of a value or schema reaches the model.
 //
 // # Uncertain outcomes
 //

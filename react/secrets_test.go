@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/react"
@@ -113,7 +114,8 @@ func secretsRun(t *testing.T, lang prompt.Lang) {
 	require.NoError(t, err)
 	rec := &recorder{}
 	cfg := react.Config{
-		Model: m, Tools: cat, Lang: lang, Logger: logger, Guards: &guard.Options{},
+		Model: m, Tools: cat, Lang: lang, Logger: logger,
+		Guards:   &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()},
 		Observer: react.Observers(react.NewLogObserver(logger), rec),
 		NewRunID: func() string { return "run-1" }, Now: (&clock{}).now,
 	}

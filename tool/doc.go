@@ -9,8 +9,14 @@
 // A [Tool] is a plain struct; [New] turns a typed Go function into one, with
 // its input schema inferred from the argument type by
 // github.com/google/jsonschema-go (the validator the official MCP Go SDK
-// uses). A [Catalog] holds the tools of an agent; registering a tool without
-// a name, a schema that does not resolve, or a duplicate name is refused.
+// uses). A [Catalog] holds the tools of an agent and validates them where
+// they are registered, so that a mistake fails at start-up rather than on
+// every call: a tool without a name, Func or schema, an input schema that
+// does not resolve or is not an object schema, a Params key that is not a
+// parameter of the schema, a [Result] source naming a tool the catalog
+// does not hold, and a duplicate name are refused with an error that names
+// the tool and what to change. [New] panics for an argument type that is
+// not a struct or map.
 //
 // # Effects
 //

@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -115,6 +119,9 @@ func (t *Tool) prepare() error {
 	if t.InputSchema == nil {
 		return fmt.Errorf("tool %q: no InputSchema", t.Name)
 	}
+	if !isObjectSchema(t.InputSchema) {
+		return fmt.Errorf("tool %q: the input schema is not an object schema (%s): tool arguments are a JSON object; set its Type to \"object\" (with tool.New, use a struct or map type for the arguments)", t.Name, schemaTypes(t.InputSchema))
+	}
 	if t.Timeout < 0 {
 		return fmt.Errorf("tool %q: negative Timeout", t.Name)
 	}
@@ -130,8 +137,11 @@ func (t *Tool) prepare() error {
 		}
 		t.Contract.resolved = out
 	}
-	for p, s := range t.Params {
-		if err := s.check(); err != nil {
+	for _, p := range slices.Sorted(maps.Keys(t.Params)) {
+		if _, ok := t.InputSchema.Properties[p]; !ok {
+			return fmt.Errorf("tool %q: Params names %q, which is not a parameter of its input schema (it has %s); use a top-level property name", t.Name, p, propertyList(t.InputSchema))
+		}
+		if err := t.Params[p].check(); err != nil {
 			return fmt.Errorf("tool %q: parameter %q: %w", t.Name, p, err)
 		}
 	}
@@ -139,6 +149,48 @@ func (t *Tool) prepare() error {
 		return fmt.Errorf("tool %q: negative retry attempts", t.Name)
 	}
 	return nil
+}
+
+// isObjectSchema reports whether s admits only JSON objects (null aside):
+// Type "object", or Types holding "object" and at most "null" besides.
+func isObjectSchema(s *jsonschema.Schema) bool {
+	if s.Type != "" {
+		return s.Type == "object"
+	}
+	if len(s.Types) == 0 {
+		return false
+	}
+	object := false
+	for _, ty := range s.Types {
+		switch ty {
+		case "object":
+			object = true
+		case "null":
+		default:
+			return false
+		}
+	}
+	return object
+}
+
+// schemaTypes describes the types a schema declares, for an error.
+func schemaTypes(s *jsonschema.Schema) string {
+	switch {
+	case s.Type != "":
+		return "type " + strconv.Quote(s.Type)
+	case len(s.Types) > 0:
+		return "types " + strings.Join(s.Types, ", ")
+	}
+	return "no type"
+}
+
+// propertyList names a schema's top-level properties, for an error.
+func propertyList(s *jsonschema.Schema) string {
+	if len(s.Properties) == 0 {
+		return "no properties"
+	}
+	names := slices.Sorted(maps.Keys(s.Properties))
+	return "properties " + strings.Join(names, ", ")
 }
 
 // New returns a tool whose input schema is inferred from In by
@@ -151,11 +203,15 @@ func (t *Tool) prepare() error {
 //
 // Set the optional fields (Effect, Contract, ...) on the returned value
 // before adding it to a catalog. New panics if no schema can be inferred for
-// In (a programming error, like regexp.MustCompile).
+// In, or if In is not a struct or map type (tool arguments are a JSON
+// object): programming errors, like regexp.MustCompile's.
 func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool.New(%q): %v", name, err))
+	}
+	if !isObjectSchema(schema) {
+		panic(fmt.Sprintf("tool.New(%q): the arguments type %s has %s, not an object: use a struct (or map) type for a tool's arguments", name, reflect.TypeFor[In](), schemaTypes(schema)))
 	}
 	return &Tool{
 		Name:        name,

@@ -116,6 +116,7 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 		defer cancel()
 	}
 	req := tool.Request{
+		Run:            call.Run,
 		CallID:         call.ID,
 		Args:           call.Args,
 		Attempt:        max(call.Attempt, 1),

@@ -27,7 +27,7 @@
 // # The default invoker
 //
 // [New] returns the handler that executes call.Tool.Func with a
-// [tool.Request] (call id, raw arguments, attempt from 1, idempotency key)
+// [tool.Request] (run id, call id, raw arguments, attempt from 1, idempotency key)
 // under the tool's Timeout, or [Options].DefaultTimeout when the tool has
 // none. The tool runs on the caller's goroutine: a timeout cancels the
 // tool's context, and a tool must honour it (a tool that ignores its context

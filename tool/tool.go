@@ -45,8 +45,12 @@ func (e Effect) String() string {
 	return "effect(" + strconv.Itoa(int(e)) + ")"
 }
 
-// Request is what a tool's function receives.
+// Request is what a tool's function receives. A typed tool built with
+// [New] reads it from its context with [RequestFrom].
 type Request struct {
+	// Run is the id of the run the call belongs to; empty when the tool
+	// is called outside a run.
+	Run string
 	// CallID is the model's id of the tool call.
 	CallID string
 	// Args are the raw JSON arguments, already checked against the tool's
@@ -196,7 +200,9 @@ func propertyList(s *jsonschema.Schema) string {
 // New returns a tool whose input schema is inferred from In by
 // github.com/google/jsonschema-go (struct fields without omitempty are
 // required; additionalProperties is false) and whose function decodes the
-// arguments into an In and calls fn. Decoding is as strict as the schema:
+// arguments into an In and calls fn with a context that carries the call's
+// [Request] (read it with [RequestFrom]: the idempotency key of a write,
+// the run and call ids). Decoding is as strict as the schema:
 // unknown fields and trailing data are errors. Empty arguments leave In at
 // its zero value. A decoding failure is returned as an [*ArgsError] (the
 // default invoker answers REJECTED ARG_JSON_INVALID) and fn is not called.
@@ -224,9 +230,38 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 					return nil, &ArgsError{Tool: name, Err: err}
 				}
 			}
-			return fn(ctx, in)
+			return fn(ContextWithRequest(ctx, req), in)
 		},
 	}
+}
+
+// requestKey is the context key of a call's [Request].
+type requestKey struct{}
+
+// ContextWithRequest returns a copy of ctx carrying req, which
+// [RequestFrom] returns. The function of a tool built with [New] receives
+// such a context; call it yourself only to hand a request to code that
+// reads it the same way (a typed helper called from a raw [Func], a test).
+func ContextWithRequest(ctx context.Context, req Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, req)
+}
+
+// RequestFrom returns the [Request] of the tool call ctx belongs to: the
+// run id, the call id, the attempt and, for a write that passed the write
+// gate, the idempotency key to pass to the backend, so that a retried or
+// re-submitted write is applied at most once. A typed tool built with
+// [New] reads it from the context its function receives:
+//
+//	create := tool.New("create_site", "…", func(ctx context.Context, in createIn) (Site, error) {
+//		req, _ := tool.RequestFrom(ctx)
+//		return backend.CreateSite(ctx, in.Name, in.SpaceID, req.IdempotencyKey)
+//	})
+//
+// It reports false for a context that carries no request. Its Args are
+// the raw arguments the typed value was decoded from; do not modify them.
+func RequestFrom(ctx context.Context) (Request, bool) {
+	req, ok := ctx.Value(requestKey{}).(Request)
+	return req, ok
 }
 
 // decodeArgs decodes one JSON value into v, refusing unknown fields and

@@ -153,3 +153,28 @@ func TestSourceKindString(t *testing.T) {
 	assert.Equal(t, tool.Source{Kind: tool.FromUser}, tool.User())
 	assert.Equal(t, tool.Source{}, tool.Free(), "Free is the zero Source")
 }
+
+// TestNewPassesTheRequest: the function of a typed tool reads its call's
+// Request from its context; a context without one reports false.
+func TestNewPassesTheRequest(t *testing.T) {
+	var got tool.Request
+	var ok bool
+	tl := tool.New("pay", "", func(ctx context.Context, in struct {
+		Amount int `json:"amount"`
+	}) (int, error) {
+		got, ok = tool.RequestFrom(ctx)
+		return in.Amount, nil
+	})
+	req := tool.Request{Run: "run-1", CallID: "c1", Args: json.RawMessage(`{"amount":5}`), Attempt: 2, IdempotencyKey: "rg-key"}
+	res, err := tl.Func(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 5, res)
+	assert.True(t, ok, "RequestFrom in a typed tool = false; want the call's request")
+	assert.Equal(t, req, got, "RequestFrom returns the request the Func received")
+
+	_, ok = tool.RequestFrom(context.Background())
+	assert.False(t, ok, "RequestFrom(a context without a request) = true")
+	back, ok := tool.RequestFrom(tool.ContextWithRequest(context.Background(), req))
+	assert.True(t, ok)
+	assert.Equal(t, req, back, "ContextWithRequest round trip")
+}

@@ -54,6 +54,7 @@ const (
 	ReasonApprovedFailed  Key = 103 // REASON_APPROVED_FAILED: the approved write failed
 	ReasonMissingArgument Key = 104 // REASON_MISSING_ARGUMENT: a required argument is missing
 	ReasonToolPanicked    Key = 105 // REASON_TOOL_PANICKED: the tool stopped with an internal error (TOOL_ERROR)
+	ReasonSkippedExited   Key = 106 // REASON_SKIPPED_EXITED: the call was not run because an earlier call of the turn, {by}, exited the node
 )
 
 // Details: the {detail} of an execution failure's reason when the tool's
@@ -153,6 +154,7 @@ var keyNames = map[Key]string{
 	ReasonApprovedFailed:  "REASON_APPROVED_FAILED",
 	ReasonMissingArgument: "REASON_MISSING_ARGUMENT",
 	ReasonToolPanicked:    "REASON_TOOL_PANICKED",
+	ReasonSkippedExited:   "REASON_SKIPPED_EXITED",
 
 	DetailWithheld: "DETAIL_WITHHELD",
 	DetailDeadline: "DETAIL_DEADLINE",

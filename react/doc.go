@@ -43,7 +43,10 @@
 //  6. a SUCCESS (Advances()) resets the counter.
 //
 // Ending a wave early answers every later call of the wave with
-// REASON_SKIPPED / NEXT_SKIPPED, so every call of every turn has exactly
+// REASON_SKIPPED (an earlier call did not succeed) or REASON_SKIPPED_EXITED
+// (an earlier call, named in the text, exited the node: an accepted
+// finish, fail, or a suspension the user decided) and NEXT_SKIPPED, so
+// every call of every turn has exactly
 // one tool message (chat APIs refuse a history with an unanswered call). A
 // turn without any tool call counts one stall (event no_tool_calls) and is
 // answered with a user message REASON_NO_TOOL_CALLS / NEXT_CALL_TOOL.
@@ -86,9 +89,12 @@
 // template) and next step.
 //
 // builtin_node_approval {tool, reason}: no write call of the run is waiting
-// for approval → APPROVAL_NOT_GATED (next: call the write tool directly);
-// a call is waiting but of another tool than the one named (a typo, a read
-// tool) → APPROVAL_TOOL_MISMATCH naming the waiting tool; otherwise the run
+// for approval, or the named tool is one the node knows not to be a write
+// (a visible read tool, a built-in) → APPROVAL_NOT_GATED (next: call the
+// write tool directly), as §7.3 says ("没有被拦下记录或申请的不是写工具");
+// a call is waiting but of another tool than the one named (a typo, an
+// unknown tool, another write) → APPROVAL_TOOL_MISMATCH naming the waiting
+// tool; otherwise the run
 // suspends ([SuspendApproval]) for that exact call (tool, arguments,
 // fingerprint). On resume, [Approve] grants one execution of that call —
 // only if the run's Approvals store recorded it as the call waiting, with
@@ -185,7 +191,7 @@
 // wrapping [ErrSnapshot]; then it claims the snapshot's identity in
 // Config.Claims, so each snapshot is resumed once ([ErrAlreadyResumed] for
 // every other resume, concurrent or later). The calls of the suspended
-// turn after the suspending call are answered REASON_SKIPPED on resume, so
+// turn after the suspending call are answered REASON_SKIPPED_EXITED on resume, so
 // resuming in a new Loop — as a new process would — yields the same
 // transcript as resuming in the same one. The approvals, the write ledger
 // and the claims are not in the snapshot: they are the server-side truth

@@ -21,8 +21,9 @@ type Observer interface {
 	// calls included.
 	OnToolInvoked(ctx context.Context, e ToolEvent)
 	// OnToolSkipped reports a call that was not run, or whose result was
-	// discarded, because an earlier call of its turn did not succeed or the
-	// node ended (REASON_SKIPPED).
+	// discarded, because an earlier call of its turn did not succeed
+	// (REASON_SKIPPED) or exited the node: finish, fail, or a suspension
+	// that was decided (REASON_SKIPPED_EXITED).
 	OnToolSkipped(ctx context.Context, e ToolEvent)
 	// OnNoToolCalls reports a model turn without a tool call.
 	OnNoToolCalls(ctx context.Context, e RoundEvent)

@@ -396,27 +396,27 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 		switch out.eff.kind {
 		case effectFinish:
 			r.status, r.summary = Finished, out.eff.summary
-			r.skipRest(ctx)
+			r.skipRest(ctx, c.Name)
 			return true
 		case effectFail:
 			r.status = Failed
 			r.failure = &Failure{Kind: FailedByModel, Reason: out.eff.reason}
-			r.skipRest(ctx)
+			r.skipRest(ctx, c.Name)
 			return true
 		default: // an output was set (a suspension returned above)
 		}
 	}
 	switch {
 	case c.Name == ToolFinish && out.eff != nil && obs.Outcome() == outcome.Rejected:
-		r.skipRest(ctx)
+		r.skipRest(ctx, "")
 		r.stall(ctx, "finish_rejected", c.ID)
 		return true
 	case obs.Outcome().Stalls():
-		r.skipRest(ctx)
+		r.skipRest(ctx, "")
 		r.stall(ctx, obs.Outcome().String(), c.ID)
 		return true
 	case !success:
-		r.skipRest(ctx)
+		r.skipRest(ctx, "")
 		return true
 	}
 	r.resetStalls(ctx, c.ID)
@@ -441,16 +441,23 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 	})
 }
 
-// skipRest answers every call after the current one with REASON_SKIPPED
-// and closes the wave.
-func (r *run) skipRest(ctx context.Context) {
+// skipRest answers every call after the current one and closes the wave:
+// with REASON_SKIPPED when an earlier call did not succeed (exitedBy is
+// ""), with REASON_SKIPPED_EXITED naming the control tool exitedBy when
+// that call succeeded and exited the node (finish, fail, a suspension that
+// was decided).
+func (r *run) skipRest(ctx context.Context, exitedBy string) {
 	w := r.wave
 	calls := r.msgs[w.msg].ToolCalls
 	for k := w.next; k < len(calls); k++ {
 		c := calls[k]
+		reason := r.cat.Text(prompt.ReasonSkipped, "tool", c.Name)
+		if exitedBy != "" {
+			reason = r.cat.Text(prompt.ReasonSkippedExited, "tool", c.Name, "by", exitedBy)
+		}
 		r.msgs = append(r.msgs, Message{
 			Role:       RoleTool,
-			Content:    r.cat.Message(r.cat.Text(prompt.ReasonSkipped, "tool", c.Name), r.cat.Text(prompt.NextSkipped, "tool", c.Name)),
+			Content:    r.cat.Message(reason, r.cat.Text(prompt.NextSkipped, "tool", c.Name)),
 			ToolCallID: c.ID,
 			ToolName:   c.Name,
 			IsError:    true,
@@ -541,7 +548,7 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 		Outcome: obs.Outcome(), Layers: Layers{Call: CallValid}})
 	w.next++
 	r.resetStalls(ctx, c.ID)
-	r.skipRest(ctx)
+	r.skipRest(ctx, c.Name)
 	return nil
 }
 

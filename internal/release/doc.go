@@ -1,6 +1,6 @@
 // Package release holds no code: its tests check the repository's
 // multi-module layout against the release steps of RELEASING.md, so that
-// every nested module (the adapters) can be fetched by a user outside the
+// every nested module (the adapters and the stores) can be fetched by a user outside the
 // repository once the tags are pushed.
 //
 // The tests check that every nested go.mod names its module by its
@@ -10,5 +10,5 @@
 // replace in a dependency's go.mod is ignored by its users, so it may serve
 // local development only). TestFetchableOutsideTheRepo then publishes the
 // working tree as those versions in a file-based module proxy and has a
-// fresh user module `go get` each adapter, offline.
+// fresh user module `go get` each nested module, offline.
 package release

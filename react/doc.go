@@ -57,7 +57,10 @@
 // call counts one stall), the built-in control tools ([ToolApproval],
 // [ToolFollowUp], [ToolFail], [ToolFinish], [ToolOutputSet]) with their
 // rejection codes, parallel reads (Node.ParallelReads), and suspension and
-// resume. The rules are spelled out, one by one with their codes and
+// resume. Approval is the model's to ask for (builtin_node_approval after
+// the write gate deferred a write), as the specification says; with
+// Node.HostApproval the run suspends for the user as soon as a write is
+// deferred, and an approved write runs at once on resume. The rules are spelled out, one by one with their codes and
 // texts, in docs/loop.md of the repository; the English statement of the
 // specification is docs/observation-contract.md, and the threat model of
 // snapshots and resume is in docs/architecture.md.

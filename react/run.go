@@ -201,6 +201,7 @@ type callResult struct {
 	eff  *effect // built-in calls only
 	dur  time.Duration
 	exec invoker.Execution // the guards' account of the execution (catalog tools)
+	hold *Suspension       // a write deferred for the host's approval (Node.HostApproval)
 }
 
 // processWave processes the calls of the current wave in order, applying
@@ -346,7 +347,38 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult) 
 			r.cat.Reason(errcode.ToolError, "tool", c.Name, "detail", "no verdict"),
 			r.cat.Text(prompt.NextToolError, "tool", c.Name))
 	}
+	if r.node.HostApproval && obs.Outcome() == outcome.Deferred && obs.Code() == errcode.ApprovalRequired {
+		hold, err := r.hostApproval(ctx, c)
+		if err != nil {
+			return err
+		}
+		out.hold = hold
+	}
 	return res(obs, nil)
+}
+
+// hostApproval returns the suspension for the write call c that the write
+// gate deferred for approval, when the run's Approvals store holds c as
+// the call waiting; nil when it holds another call or none (a custom chain
+// that deferred without gating): the model is then answered as usual.
+func (r *run) hostApproval(ctx context.Context, c ToolCall) (*Suspension, error) {
+	g, ok, err := r.l.approvals.Gated(ctx, r.id)
+	if err != nil {
+		return nil, fmt.Errorf("react: approvals: %w", err)
+	}
+	if !ok || g.CallID != c.ID || g.Tool != c.Name {
+		return nil, nil
+	}
+	return &Suspension{
+		Kind:   SuspendApproval,
+		CallID: c.ID,
+		Approval: &PendingWrite{
+			CallID:      g.CallID,
+			Tool:        g.Tool,
+			Args:        jsonOrText(g.Args),
+			Fingerprint: g.Fingerprint,
+		},
+	}, nil
 }
 
 func (r *run) problemText(p problem) string {
@@ -380,6 +412,10 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 	if out.eff != nil && success && out.eff.kind == effectSuspend {
 		r.status, r.susp = Suspended, out.eff.suspension
 		return true // w.next stays at i: the decision answers this call
+	}
+	if out.hold != nil {
+		r.status, r.susp = Suspended, out.hold
+		return true // w.next stays at i: the write runs, or is declined, on resume
 	}
 	r.writeObservation(ctx, c, i, obs, out.dur, r.report(c, i, out))
 	w.next = i + 1
@@ -509,6 +545,9 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // control tool that exits the node.
 func (r *run) decide(ctx context.Context, d Decision) error {
 	s := r.susp
+	if s.Kind == SuspendApproval && s.Approval != nil && s.CallID == s.Approval.CallID {
+		return r.decideHost(ctx, d)
+	}
 	var msg string
 	switch {
 	case s.Kind == SuspendApproval && d.kind == decideApprove:
@@ -520,14 +559,7 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
 			return fmt.Errorf("react: approvals: %w", err)
 		}
-		detail := ""
-		if reason := validText(strings.TrimSpace(d.text)); reason != "" {
-			detail = ": " + reason
-			if r.cat.Lang() == prompt.Chinese {
-				detail = "：" + reason
-			}
-		}
-		msg = r.cat.Text(prompt.ResultApprovalDeclined, "tool", s.Approval.Tool, "detail", detail)
+		msg = r.declined(s.Approval.Tool, d.text)
 	case s.Kind == SuspendFollowUp && d.kind == decideAnswer:
 		answer := validText(strings.TrimSpace(d.text))
 		if err := r.l.ledger.AddUserText(ctx, r.id, answer); err != nil {
@@ -550,6 +582,53 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 	r.resetStalls(ctx, c.ID)
 	r.skipRest(ctx, c.Name)
 	return nil
+}
+
+// decideHost applies the decision on a write the run suspended for by
+// itself (Node.HostApproval). Approve grants the call and leaves it as the
+// wave's next call, so that the loop runs it through the guard chain (the
+// write gate consumes the approval) and writes its own result; an
+// interruption there leaves it to run on Continue. Decline answers the
+// write call with RESULT_APPROVAL_DECLINED and skips the rest of the turn.
+func (r *run) decideHost(ctx context.Context, d Decision) error {
+	s := r.susp
+	switch d.kind {
+	case decideApprove:
+		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.CallID, s.Approval.Fingerprint); err != nil {
+			return fmt.Errorf("react: approvals: %w", err)
+		}
+		r.susp, r.status = nil, 0
+		return nil
+	case decideDecline:
+		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
+			return fmt.Errorf("react: approvals: %w", err)
+		}
+	default:
+		return fmt.Errorf("%w: the run waits for %s, not %s", ErrDecision, s.Kind, d)
+	}
+	w := r.wave
+	c := r.msgs[w.msg].ToolCalls[w.next]
+	r.susp, r.status = nil, 0
+	obs := observation.Success(r.declined(s.Approval.Tool, d.text), nil)
+	r.writeObservation(ctx, c, w.next, obs, 0, CallReport{CallID: c.ID, Tool: c.Name, Round: r.round,
+		Outcome: obs.Outcome(), Layers: Layers{Call: CallDeferred}})
+	w.next++
+	r.resetStalls(ctx, c.ID)
+	r.skipRest(ctx, c.Name)
+	return nil
+}
+
+// declined renders RESULT_APPROVAL_DECLINED for toolName with the user's
+// reason, if any.
+func (r *run) declined(toolName, reason string) string {
+	detail := ""
+	if reason := validText(strings.TrimSpace(reason)); reason != "" {
+		detail = ": " + reason
+		if r.cat.Lang() == prompt.Chinese {
+			detail = "：" + reason
+		}
+	}
+	return r.cat.Text(prompt.ResultApprovalDeclined, "tool", toolName, "detail", detail)
 }
 
 // validText returns s with every invalid UTF-8 sequence replaced by U+FFFD,

@@ -104,3 +104,20 @@ func ExampleRequestFrom() {
 	fmt.Println(first, again, len(applied))
 	// Output: order-1 order-1 1
 }
+
+// A tool marks what the model may read about a failure; the error it wraps
+// (here one holding a DSN) still decides the code and goes to the log.
+func ExampleWithDetail() {
+	dsn := errors.New("dial tcp: lookup db.internal: no such host (postgres://app:hunter2@db.internal/orders)")
+	err := tool.WithDetail(fmt.Errorf("query orders: %w", dsn), "the orders database is unavailable")
+
+	detail, ok := tool.DetailOf(fmt.Errorf("handler: %w", err))
+	fmt.Println(detail, ok)
+	_, ok = tool.DetailOf(dsn)
+	fmt.Println(ok)
+	fmt.Println(errors.Is(err, dsn))
+	// Output:
+	// the orders database is unavailable true
+	// false
+	// true
+}

@@ -180,8 +180,9 @@ func jsonKindOf(t reflect.Type) string {
 		return "an array"
 	case reflect.Map, reflect.Struct:
 		return "an object"
+	default: // interfaces, channels, funcs, …: no JSON type of their own
+		return "another value"
 	}
-	return "another value"
 }
 
 // article prefixes a JSON type name with its article.

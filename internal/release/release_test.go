@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -205,9 +204,9 @@ func TestFetchableOutsideTheRepo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		t.Skipf("no go command at %s", goBin)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
 	}
 	root := repoRoot(t)
 	mods := modules(t, root)

@@ -238,12 +238,30 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 // requestKey is the context key of a call's [Request].
 type requestKey struct{}
 
+// requestCtx carries a call's Request. It holds the request by value and
+// answers Value for requestKey with a pointer to it, so that a typed
+// tool's call costs one allocation rather than a value context and a boxed
+// Request; every other key is its parent's.
+type requestCtx struct {
+	context.Context
+	req Request
+}
+
+// Value returns the request for requestKey, else the parent's value.
+func (c *requestCtx) Value(key any) any {
+	if _, ok := key.(requestKey); ok {
+		return &c.req
+	}
+	return c.Context.Value(key)
+}
+
 // ContextWithRequest returns a copy of ctx carrying req, which
 // [RequestFrom] returns. The function of a tool built with [New] receives
 // such a context; call it yourself only to hand a request to code that
 // reads it the same way (a typed helper called from a raw [Func], a test).
+// The context is done, and has a deadline, exactly when ctx has.
 func ContextWithRequest(ctx context.Context, req Request) context.Context {
-	return context.WithValue(ctx, requestKey{}, req)
+	return &requestCtx{Context: ctx, req: req}
 }
 
 // RequestFrom returns the [Request] of the tool call ctx belongs to: the
@@ -260,8 +278,11 @@ func ContextWithRequest(ctx context.Context, req Request) context.Context {
 // It reports false for a context that carries no request. Its Args are
 // the raw arguments the typed value was decoded from; do not modify them.
 func RequestFrom(ctx context.Context) (Request, bool) {
-	req, ok := ctx.Value(requestKey{}).(Request)
-	return req, ok
+	req, ok := ctx.Value(requestKey{}).(*Request)
+	if !ok || req == nil {
+		return Request{}, false
+	}
+	return *req, true
 }
 
 // decodeArgs decodes one JSON value into v, refusing unknown fields and

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
@@ -177,4 +178,25 @@ func TestNewPassesTheRequest(t *testing.T) {
 	back, ok := tool.RequestFrom(tool.ContextWithRequest(context.Background(), req))
 	assert.True(t, ok)
 	assert.Equal(t, req, back, "ContextWithRequest round trip")
+}
+
+// TestRequestContextKeepsItsParent: the context a typed tool receives is
+// its parent's in every other respect: values, deadline, cancellation
+// (contexts derived from it are cancelled with the parent).
+func TestRequestContextKeepsItsParent(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	ctx := tool.ContextWithRequest(parent, tool.Request{CallID: "c1"})
+	assert.Equal(t, "v", ctx.Value(key{}), "other values come from the parent")
+	_, has := ctx.Deadline()
+	assert.False(t, has)
+	child, stop := context.WithTimeout(ctx, time.Hour)
+	defer stop()
+	cancel()
+	<-child.Done()
+	assert.ErrorIs(t, child.Err(), context.Canceled, "a context derived from it is cancelled with the parent")
+	assert.ErrorIs(t, ctx.Err(), context.Canceled)
+	req, ok := tool.RequestFrom(child)
+	assert.True(t, ok, "a derived context still carries the request")
+	assert.Equal(t, "c1", req.CallID)
 }

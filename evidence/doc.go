@@ -26,8 +26,9 @@
 //
 // Lookups must cost the same whether a run holds ten records or a hundred
 // thousand. [Memory], the in-memory default, indexes every scalar leaf of a
-// successful payload at append time (see [Walk] for paths and value texts),
-// so each lookup is one hash-map access.
+// successful payload once (see [Walk] for paths and value texts), at the
+// first value lookup after the append, so each lookup is one hash-map
+// access.
 //
 // # Snapshots
 //

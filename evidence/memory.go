@@ -16,12 +16,14 @@ import (
 // independent, and each run has its own lock, so calls on different runs do
 // not contend.
 //
-// Memory indexes a record when it is appended, so that every lookup is a
-// hash-map access whatever the number of records: each scalar leaf of a
-// SUCCESS payload under (tool, dotted path, text), and its text and [Words]
-// alone; the successful tools; the calls by call id and by fingerprint.
-// FAILED payloads are kept but not indexed: a failure is no evidence of a
-// value.
+// Memory indexes records so that every lookup is a hash-map access
+// whatever the number of records: the successful tools and the calls by
+// call id and by fingerprint when a record is appended; each scalar leaf of
+// a SUCCESS payload under (tool, dotted path, text), and its text and
+// [Words] alone, at the first [Memory.HasValue] after the append (each
+// record is walked once, and a run nobody asks values of never pays for
+// it). FAILED payloads are kept but not indexed: a failure is no evidence
+// of a value.
 // The context arguments are unused; Memory never blocks on anything but its
 // locks.
 //
@@ -97,6 +99,7 @@ type memRun struct {
 	values   map[valueKey]struct{}
 	anyValue map[string]struct{}
 	prints   map[string]printIndex
+	valued   int      // records[:valued] have their values indexed
 	user     []string // as said
 	folded   []string // case-folded, for UserSaid
 }
@@ -129,26 +132,30 @@ func (m *Memory) run(id string, create bool) *memRun {
 	return r
 }
 
-type leaf struct {
-	path, text string
-	words      []string
-}
-
-// appendLeaves appends the indexable leaves of a record (none for a
-// failure) to dst.
-func appendLeaves(dst []leaf, r Record) []leaf {
-	if r.Outcome != outcome.Success || len(r.Payload) == 0 {
-		return dst
+// indexValues indexes the values of the records appended since the last
+// call, so that HasValue answers with one hash-map access. Callers hold
+// st.mu for writing. Values are indexed on the first lookup after an
+// append rather than at every append: a run whose values nobody asks for
+// (no parameter declares a source) never pays for walking its results.
+func (st *memRun) indexValues() {
+	for ; st.valued < len(st.records); st.valued++ {
+		r := st.records[st.valued]
+		if r.Outcome != outcome.Success || len(r.Payload) == 0 {
+			continue
+		}
+		_ = walkValid(r.Payload, func(path, text string) bool { // Check validated the payload
+			st.values[valueKey{r.Tool, path, text}] = struct{}{}
+			st.anyValue[text] = struct{}{}
+			for _, w := range Words(text) {
+				st.anyValue[w] = struct{}{}
+			}
+			return true
+		})
 	}
-	_ = Walk(r.Payload, func(path, text string) bool { // Check validated the payload
-		dst = append(dst, leaf{path, text, Words(text)})
-		return true
-	})
-	return dst
 }
 
-// Append implements [Ledger.Append]. The payload is copied; the payload's
-// leaves are indexed before the run's lock is taken.
+// Append implements [Ledger.Append]. The payload is copied; its values are
+// indexed by the first value lookup that follows.
 func (m *Memory) Append(_ context.Context, run string, r Record) error {
 	if err := Check(r); err != nil {
 		return err
@@ -156,17 +163,15 @@ func (m *Memory) Append(_ context.Context, run string, r Record) error {
 	if r.Payload != nil {
 		r.Payload = slices.Clone(r.Payload)
 	}
-	var buf [8]leaf // most payloads have few leaves: no allocation for them
-	ls := appendLeaves(buf[:0], r)
 	st := m.run(run, true)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.add(r, ls)
+	st.add(r)
 	return nil
 }
 
 // add appends r unless its (call, attempt) is known. Callers hold st.mu.
-func (st *memRun) add(r Record, ls []leaf) {
+func (st *memRun) add(r Record) {
 	ci, known := st.calls[r.CallID]
 	if !known {
 		ci = callIndex{latest: -1, latestSuccess: -1}
@@ -182,13 +187,6 @@ func (st *memRun) add(r Record, ls []leaf) {
 	if r.Outcome == outcome.Success {
 		ci.latestSuccess = i
 		st.tools[r.Tool] = struct{}{}
-		for _, l := range ls {
-			st.values[valueKey{r.Tool, l.path, l.text}] = struct{}{}
-			st.anyValue[l.text] = struct{}{}
-			for _, w := range l.words {
-				st.anyValue[w] = struct{}{}
-			}
-		}
 	}
 	st.calls[r.CallID] = ci
 	if r.Fingerprint != "" {
@@ -249,13 +247,21 @@ func (m *Memory) HasResult(_ context.Context, run, tool string) (bool, error) {
 	return ok, nil
 }
 
-// HasValue implements [Ledger.HasValue] with one hash-map access.
+// HasValue implements [Ledger.HasValue] with one hash-map access, after
+// indexing the values of the records appended since the last lookup.
 func (m *Memory) HasValue(_ context.Context, run, tool, field, value string) (bool, error) {
 	st := m.run(run, false)
 	if st == nil {
 		return false, nil
 	}
 	st.mu.RLock()
+	if st.valued < len(st.records) {
+		st.mu.RUnlock()
+		st.mu.Lock()
+		st.indexValues()
+		st.mu.Unlock()
+		st.mu.RLock()
+	}
 	defer st.mu.RUnlock()
 	var ok bool
 	if tool == "" {
@@ -394,7 +400,6 @@ func (m *Memory) Export(_ context.Context, run string) (Snapshot, error) {
 // added unless the run already holds it as often as s does.
 func (m *Memory) Import(_ context.Context, run string, s Snapshot) error {
 	recs := make([]Record, len(s.Records))
-	leaves := make([][]leaf, len(s.Records))
 	for i, r := range s.Records {
 		if err := Check(r); err != nil {
 			return err
@@ -402,13 +407,13 @@ func (m *Memory) Import(_ context.Context, run string, s Snapshot) error {
 		if r.Payload != nil {
 			r.Payload = slices.Clone(r.Payload)
 		}
-		recs[i], leaves[i] = r, appendLeaves(nil, r)
+		recs[i] = r
 	}
 	st := m.run(run, true)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	for i, r := range recs {
-		st.add(r, leaves[i])
+	for _, r := range recs {
+		st.add(r)
 	}
 	held := make(map[string]int, len(st.user))
 	for _, t := range st.user {

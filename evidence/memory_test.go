@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -424,4 +425,35 @@ func FuzzWords(f *testing.F) {
 			t.Fatalf("Words(%q) = %q; want %q", s, got, want)
 		}
 	})
+}
+
+// Values are indexed lazily but never missed: appends between lookups,
+// from several goroutines, are all found by the next lookup.
+func TestMemory_LazyValuesSeeEveryAppend(t *testing.T) {
+	ctx := context.Background()
+	m := evidence.NewMemory()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				id := fmt.Sprintf("c%d_%d", g, i)
+				if err := m.Append(ctx, "r", evidence.Record{CallID: id, Tool: "t", Outcome: outcome.Success, Attempt: 1,
+					Payload: json.RawMessage(`{"id":"` + id + `"}`)}); err != nil {
+					t.Error(err)
+				}
+				if has, _ := m.HasValue(ctx, "r", "t", "id", id); !has {
+					t.Errorf("HasValue(%s) right after its Append = false", id)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for g := range 8 {
+		for i := range 50 {
+			id := fmt.Sprintf("c%d_%d", g, i)
+			if has, _ := m.HasValue(ctx, "r", "", "", id); !has {
+				t.Fatalf("HasValue(any, %s) = false after all appends", id)
+			}
+		}
+	}
 }

@@ -39,6 +39,19 @@ func Walk(payload []byte, fn func(path, text string) bool) error {
 	if !json.Valid(payload) {
 		return errInvalid
 	}
+	return walkValid(payload, fn)
+}
+
+// walkValid is [Walk] for a payload known to be one JSON document.
+func walkValid(payload []byte, fn func(path, text string) bool) error {
+	payload = trimJSONSpace(payload)
+	if len(payload) == 0 {
+		return nil
+	}
+	if text, ok := simpleScalar(payload); ok {
+		fn("", text)
+		return nil
+	}
 	w := walker{s: string(payload), fn: fn}
 	w.value("")
 	return nil

@@ -101,6 +101,9 @@ func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next 
 		Round:       call.Round,
 	}
 	payload := encodePayload(obs.Data())
+	if _, raw := obs.Data().(json.RawMessage); payload != nil && !raw {
+		obs = obs.WithDataJSON(payload) // json.Marshal's bytes: nobody encodes them again
+	}
 	if ev.max > 0 && len(payload) > ev.max {
 		if ev.offload != nil {
 			ref, err := ev.offload(ctx, call.Run, r, payload)
@@ -117,6 +120,18 @@ func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next 
 	}
 	call.Execution.Executed(fp, r.Outcome, r.Code)
 	return obs, nil
+}
+
+// resultJSON returns the JSON of obs's payload as encodePayload does,
+// reusing the encoding an inner guard recorded.
+func resultJSON(obs observation.Observation) json.RawMessage {
+	if _, raw := obs.Data().(json.RawMessage); !raw && obs.Data() != nil {
+		if b, err := obs.DataJSON(); err == nil {
+			return b
+		}
+		return nil
+	}
+	return encodePayload(obs.Data())
 }
 
 // encodePayload returns the JSON of data, or nil when there is none.

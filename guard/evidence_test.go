@@ -143,12 +143,19 @@ func TestEvidence_PayloadEncoding(t *testing.T) {
 	}
 	for _, tt := range tests {
 		l := evidence.NewMemory()
-		_, err := guard.Evidence(guard.EvidenceOptions{Ledger: l})(context.Background(), evCall("c1", 1),
+		obs, err := guard.Evidence(guard.EvidenceOptions{Ledger: l})(context.Background(), evCall("c1", 1),
 			evAnswer(observation.Success("ok", tt.data), nil))
 		require.NoErrorf(t, err, "Evidence(%s)", tt.reason)
 		rs := evRecords(t, l)
 		require.Lenf(t, rs, 1, "the attempt is recorded whatever its payload (%s)", tt.reason)
 		assert.Equalf(t, tt.want, string(rs[0].Payload), "Records[0].Payload (%s)", tt.reason)
+		// The observation passed on carries the encoding, equal to what
+		// encoding the payload anew gives, so the loop does not encode it
+		// a second time.
+		again, errAgain := json.Marshal(tt.data)
+		got, errGot := obs.DataJSON()
+		assert.Equalf(t, errAgain == nil, errGot == nil, "DataJSON error (%s)", tt.reason)
+		assert.Equalf(t, string(again), string(got), "DataJSON (%s)", tt.reason)
 	}
 }
 

@@ -274,7 +274,7 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, 
 	switch obs.Outcome() {
 	case outcome.Success:
 		rec.State = WriteSucceeded
-		rec.Result = encodePayload(obs.Data())
+		rec.Result = resultJSON(obs)
 	case outcome.Failed:
 		rec.State, rec.Code = WriteFailed, obs.Code()
 		if g.uncertain(obs.Code()) {

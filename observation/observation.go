@@ -19,7 +19,8 @@ type Observation struct {
 	reason  string // the success message, or what happened
 	next    string // empty exactly for Success
 	data    any
-	cause   error // the raw error behind it, for logs only
+	encoded json.RawMessage // data's JSON when an encoder recorded it (WithDataJSON)
+	cause   error           // the raw error behind it, for logs only
 }
 
 // Success returns a SUCCESS observation with a summary message and the
@@ -126,10 +127,32 @@ func (o Observation) WithCause(err error) Observation {
 // nil. Do not show it to the model.
 func (o Observation) Cause() error { return o.cause }
 
-// WithData returns a copy of o carrying data as its payload.
+// WithData returns a copy of o carrying data as its payload (and no
+// recorded encoding of it).
 func (o Observation) WithData(data any) Observation {
-	o.data = data
+	o.data, o.encoded = data, nil
 	return o
+}
+
+// WithDataJSON returns a copy of o that records b as the JSON encoding of
+// its payload, exactly what json.Marshal(o.Data()) returns, so that readers
+// after the encoder need not encode the payload again (the evidence guard
+// records the encoding of every result it stores; the loop renders it for
+// the model). b is shared, not copied: nobody may modify it afterwards.
+// Recording anything else than that encoding is a programming error.
+func (o Observation) WithDataJSON(b json.RawMessage) Observation {
+	o.encoded = b
+	return o
+}
+
+// DataJSON returns the JSON encoding of the payload: the one recorded by
+// [Observation.WithDataJSON], or json.Marshal(o.Data()). The returned
+// bytes must not be modified.
+func (o Observation) DataJSON() (json.RawMessage, error) {
+	if o.encoded != nil {
+		return o.encoded, nil
+	}
+	return json.Marshal(o.data)
 }
 
 // Message renders o for the model in English: the summary for a success,

@@ -231,3 +231,21 @@ func TestCauseIsNeverRendered(t *testing.T) {
 	assert.Nil(t, back.Cause(), "a decoded observation has no cause")
 	assert.Nil(t, o.WithCause(nil).Cause(), "WithCause(nil) removes it")
 }
+
+func TestDataJSON(t *testing.T) {
+	data := map[string]any{"id": 7, "name": "<blog>"}
+	want, _ := json.Marshal(data)
+	o := observation.Success("ok", data)
+	got, err := o.DataJSON()
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "without a recorded encoding, DataJSON encodes the payload")
+
+	recorded := o.WithDataJSON(want)
+	got, _ = recorded.DataJSON()
+	assert.Same(t, &want[0], &got[0], "a recorded encoding is returned as is, not encoded again")
+	assert.Equal(t, data, recorded.Data(), "the payload is unchanged")
+
+	replaced := recorded.WithData([]int{1})
+	got, _ = replaced.DataJSON()
+	assert.Equal(t, "[1]", string(got), "WithData drops the recorded encoding")
+}

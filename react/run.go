@@ -525,11 +525,10 @@ func (r *run) render(callID string, obs observation.Observation) string {
 		return obs.MessageIn(r.cat)
 	}
 	msg := obs.Reason()
-	data := obs.Data()
-	if data == nil {
+	if obs.Data() == nil {
 		return msg
 	}
-	b, err := json.Marshal(data)
+	b, err := obs.DataJSON() // encoded once, by the evidence guard
 	if err != nil {
 		return msg
 	}

@@ -243,16 +243,16 @@ func (r *fastReader) str() ([]byte, bool) {
 // past it.
 func (r *fastReader) value(f *fastSchema) bool {
 	var got uint8
-	switch c := r.b[r.i]; {
-	case c == '{':
+	switch r.b[r.i] {
+	case '{':
 		got = jsObject
-	case c == '[':
+	case '[':
 		got = jsArray
-	case c == '"':
+	case '"':
 		got = jsString
-	case c == 't' || c == 'f':
+	case 't', 'f':
 		got = jsBoolean
-	case c == 'n':
+	case 'n':
 		got = jsNull
 	default:
 		got = r.number()

@@ -21,10 +21,9 @@ func schemaFrom(b []byte, depth int) *jsonschema.Schema {
 	}
 	s := &jsonschema.Schema{}
 	types := []string{"", "object", "string", "integer", "number", "boolean", "array", "null"}
-	switch c := next(); {
-	case c%9 == 8:
+	if c := next(); c%9 == 8 {
 		s.Types = []string{"null", types[1+int(c/9)%7]}
-	default:
+	} else {
 		s.Type = types[int(c)%len(types)]
 	}
 	flags := next()

@@ -91,7 +91,7 @@ func newSealKey(k []byte) sealKey {
 // mac authenticates state under k.
 func (k sealKey) mac(state []byte) string {
 	h := hmac.New(sha256.New, k.key)
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", SnapshotFormat, SnapshotVersion, k.id)
+	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%s\x00", SnapshotFormat, SnapshotVersion, k.id) // a hash.Hash never fails
 	h.Write(state)
 	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -53,7 +53,7 @@ func forgeMAC(t *testing.T, snap []byte, id string, key []byte) []byte {
 	var state bytes.Buffer
 	require.NoError(t, json.Compact(&state, env["state"]))
 	h := hmac.New(sha256.New, key)
-	fmt.Fprintf(h, "%s\x00%d\x00%s\x00", react.SnapshotFormat, react.SnapshotVersion, id)
+	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%s\x00", react.SnapshotFormat, react.SnapshotVersion, id)
 	h.Write(state.Bytes())
 	env["key"], _ = json.Marshal(id)
 	env["mac"], _ = json.Marshal("hmac-sha256:" + hex.EncodeToString(h.Sum(nil)))
@@ -224,12 +224,13 @@ var reencodings = []struct {
 		require.NoError(t, enc.Encode(v))
 		return out.Bytes()
 	}},
-	{"keys reversed", func(t *testing.T, b []byte) []byte { return reverseKeys(t, b) }},
+	{"keys reversed", reverseKeys},
 	{"non-ASCII escaped", func(t *testing.T, b []byte) []byte { return escapeNonASCII(b) }},
 }
 
 // reverseKeys re-encodes b with every object's keys in reverse order.
 func reverseKeys(t *testing.T, b []byte) []byte {
+	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any

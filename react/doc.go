@@ -184,7 +184,12 @@
 // ([ErrSnapshotExpired]) or an inconsistent one ([ErrSnapshotCorrupt]), all
 // wrapping [ErrSnapshot]; then it claims the snapshot's identity in
 // Config.Claims, so each snapshot is resumed once ([ErrAlreadyResumed] for
-// every other resume, concurrent or later). The calls of the suspended
+// every other resume, concurrent or later), and settles the claim when the
+// resume stops. A resume killed between the two leaves its claim taken; a
+// durable claim store that proves its process dead lets the next resume of
+// the snapshot take the claim over and apply the same decision again
+// (granting nothing new), so a crash never loses an approval and never
+// runs the write twice. The calls of the suspended
 // turn after the suspending call are answered REASON_SKIPPED on resume, so
 // resuming in a new Loop — as a new process would — yields the same
 // transcript as resuming in the same one. The approvals, the write ledger

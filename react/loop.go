@@ -89,10 +89,12 @@ type Config struct {
 	// prunes old claims sets it to at most that retention.
 	SnapshotMaxAge time.Duration
 	// Claims records which snapshots were resumed, so that each is resumed
-	// once ([ErrAlreadyResumed]). Nil means one in-memory claim store
-	// shared by every Loop of the process, which protects snapshots within
-	// the process; replicas and restarts need a shared durable store
-	// (stores/postgres, stores/sqlite).
+	// once ([ErrAlreadyResumed]), and settles each claim when its resume
+	// stops. Nil means one in-memory claim store shared by every Loop of
+	// the process, which protects snapshots within the process; replicas
+	// and restarts need a shared durable store (stores/postgres,
+	// stores/sqlite), which also gives the claim of a resume whose process
+	// died before it settled to the next resume of that snapshot.
 	Claims runstore.Claims
 	// Runs, when set, keeps the latest snapshot of every stopped run, for an
 	// approvals inbox ([runstore.Store.List]) and for [Loop.ResumeRun]:
@@ -261,7 +263,15 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // [ErrDecision]. It then claims the snapshot in Config.Claims: a snapshot
 // resumed before, in any loop sharing the claims, is refused with
 // [ErrAlreadyResumed]. None of these refusals executes anything or
-// changes any store.
+// changes any store. The one exception is a resume that died (its process
+// was killed) after it applied the decision and before the run stopped
+// again: when the claim store can prove the holder dead (the durable
+// stores can; see [runstore.Claims.Claim]), this resume takes the claim
+// over and applies the same decision again. An approval delivered twice
+// grants nothing more, so the approved write runs at most once: if the
+// dead resume had started it, the write ledger has it running or
+// uncertain (WRITE_PENDING_VERIFY, or its result reused through the
+// tool's Verify); if not, the approval it left unused lets it run once.
 //
 // An approval is granted only to the call the run's Approvals store
 // recorded as gated, with the same fingerprint ([guard.Approvals.Approve]);
@@ -270,8 +280,13 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // error), the claim is released and the error is returned with a Suspended
 // result holding the same snapshot, so the same decision can be given
 // again. Later failures interrupt the run as in [Loop.Run], with a new
-// snapshot. Resuming needs the stores the run used (approvals, write
-// ledger; the evidence of an in-process ledger travels in the snapshot).
+// snapshot. Once the decision applied, Resume settles the claim before it
+// returns, whatever the result (finished, failed, suspended again,
+// interrupted), with a context that is not cancelled with ctx; a settled
+// snapshot is never resumed again, and an error settling it is joined into
+// the returned error (the result is intact). Resuming needs the stores the
+// run used (approvals, write ledger; the evidence of an in-process ledger
+// travels in the snapshot).
 func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result, error) {
 	s, err := l.open(snapshot)
 	if err != nil {
@@ -309,7 +324,16 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result,
 			return unchanged(err)
 		}
 	}
-	return r.loop(ctx)
+	// The decision applied: whatever the run does now, it stops with a new
+	// snapshot or ends, and this snapshot is spent. The claim is settled
+	// after the result was kept in Config.Runs, so that a process killed in
+	// between leaves the claim taken (a durable store lets the next resume
+	// take it over), never settled with the run's latest state lost.
+	res, err := r.loop(ctx)
+	if serr := l.claims.Settle(context.WithoutCancel(ctx), s.Run, s.ID); serr != nil {
+		err = errors.Join(err, fmt.Errorf("react: settle resume claim: %w", serr))
+	}
+	return res, err
 }
 
 // Errors of [Loop.ResumeRun].

@@ -10,6 +10,17 @@
 //		runstoretest.RunStore(t, func() runstore.Store { return mystore.Runs() })
 //	}
 //
+// A store that takes over the claims of dead resumes (see
+// [runstore.Claims.Claim]) runs [RunTakeover] too, with two handles on one
+// shared store, the first of which it can end as a process that died:
+//
+//	func TestTakeover(t *testing.T) {
+//		runstoretest.RunTakeover(t, func(t *testing.T) runstoretest.Holders {
+//			a, b := mystore.Open(t), mystore.Open(t)
+//			return runstoretest.Holders{First: a.Claims(), Second: b.Claims(), End: a.Close}
+//		})
+//	}
+//
 // # Isolation
 //
 // Each subtest gets a store from the factory and uses run ids, node names

@@ -16,9 +16,10 @@ type claimsCase struct {
 // with a store from newClaims.
 func RunClaims(t *testing.T, newClaims func() runstore.Claims) {
 	t.Helper()
+	n := nonce()
 	for _, c := range claimsCases {
 		t.Run(c.name, func(t *testing.T) {
-			c.run(t, newClaims(), "run/"+t.Name())
+			c.run(t, newClaims(), "run/"+t.Name()+"/"+n)
 		})
 	}
 }

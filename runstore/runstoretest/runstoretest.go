@@ -24,10 +24,11 @@
 // # Isolation
 //
 // Each subtest gets a store from the factory and uses run ids, node names
-// and snapshot ids derived from its own name, and stop times of its own
-// (the Expire case uses times before 2000), so a store shared between
-// subtests, or kept between runs of the suite, passes too, as long as
-// nothing else writes those ids or that node.
+// and snapshot ids derived from its own name (the claim suites add a random
+// part per call, since a settled claim is never free again), and stop
+// times of its own (the Expire case uses times before 2000), so a store
+// shared between subtests, or kept between runs of the suite, passes too,
+// as long as nothing else writes those ids or that node.
 //
 // # Concurrency
 //
@@ -37,6 +38,8 @@ package runstoretest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 	"testing"
 )
@@ -71,3 +74,13 @@ func must(t *testing.T, err error) {
 }
 
 var bg = context.Background()
+
+// nonce returns a random text that makes the run ids of one call of a
+// suite its own: a claim, once settled, is never free again, so a store
+// kept between runs of the suite would otherwise refuse the ids of the
+// run before.
+func nonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -9,9 +9,11 @@ import (
 
 // Holders are two handles on one shared claim store, as two processes see
 // it: First and Second each hold their own claims (each is its own owner),
-// and End ends First's owner the way a process that died would (for the
-// stores of this repository, closing the store does it: the PostgreSQL
-// session or the flock'd file that proves the owner alive goes away).
+// and End ends First's owner the way a process that died would, and
+// returns once the store can see it (for the stores of this repository,
+// closing the store does it: the PostgreSQL session or the flock'd file
+// that proves the owner alive goes away; the server ends a closed session
+// a moment later, so End waits for that).
 type Holders struct {
 	First, Second runstore.Claims
 	End           func()
@@ -30,9 +32,10 @@ type takeoverCase struct {
 // Stores that never take over ([runstore.MemoryClaims]) do not run it.
 func RunTakeover(t *testing.T, open func(t *testing.T) Holders) {
 	t.Helper()
+	n := nonce()
 	for _, c := range takeoverCases {
 		t.Run(c.name, func(t *testing.T) {
-			c.run(t, open(t), "run/"+t.Name())
+			c.run(t, open(t), "run/"+t.Name()+"/"+n)
 		})
 	}
 }

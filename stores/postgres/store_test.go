@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -84,8 +86,52 @@ func TestSchema_NewerIsRefused(t *testing.T) {
 		t.Errorf("Migrate on a newer schema = %v; want ErrSchemaNewer", err)
 	}
 	s.Close()
-	if _, err := postgres.Open(bg, d, nil); !errors.Is(err, postgres.ErrSchemaNewer) || !strings.Contains(err.Error(), "version 2") {
+	if _, err := postgres.Open(bg, d, nil); !errors.Is(err, postgres.ErrSchemaNewer) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", postgres.SchemaVersion+1)) {
 		t.Errorf("Open on a newer schema = %v; want ErrSchemaNewer naming the version", err)
+	}
+}
+
+// A database at version 1 with a resume claim in it migrates to the
+// current version: the old claim reads as taken and not settled, so the
+// claim of a process that died before the upgrade is taken over, once.
+func TestSchema_UpgradeFromVersion1(t *testing.T) {
+	d := freshSchema(t)
+	conn, err := pgx.Connect(bg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(bg)
+	v1, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE reactguard_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+		string(v1),
+		`INSERT INTO reactguard_schema (version, name) VALUES (1, '0001_init.sql')`,
+		`INSERT INTO reactguard_claims (run, id, owner, at) VALUES ('run-old', 's1', 4242, now())`, // no session holds lock 4242
+	} {
+		if _, err := conn.Exec(bg, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := postgres.Open(bg, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(bg); err != nil {
+		t.Fatalf("Migrate from version 1 = %v", err)
+	}
+	var v int
+	if err := conn.QueryRow(bg, `SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != postgres.SchemaVersion {
+		t.Fatalf("schema version after Migrate = %d, %v; want %d", v, err, postgres.SchemaVersion)
+	}
+	for i, want := range []bool{true, false} {
+		ok, err := s.Claims().Claim(bg, "run-old", "s1")
+		if err != nil || ok != want {
+			t.Fatalf("Claim #%d of a version-1 claim whose owner is gone = %v, %v; want %v", i+1, ok, err, want)
+		}
 	}
 }
 

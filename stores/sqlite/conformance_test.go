@@ -28,6 +28,12 @@ func TestConformance(t *testing.T) {
 	t.Run("Claims", func(t *testing.T) {
 		runstoretest.RunClaims(t, func() runstore.Claims { return s.Claims() })
 	})
+	t.Run("ClaimsTakeover", func(t *testing.T) {
+		runstoretest.RunTakeover(t, func(t *testing.T) runstoretest.Holders {
+			first := openAt(t, s.Path(), nil)
+			return runstoretest.Holders{First: first.Claims(), Second: s.Claims(), End: func() { first.Close() }}
+		})
+	})
 	t.Run("Runs", func(t *testing.T) {
 		runstoretest.RunStore(t, func() runstore.Store { return s.Runs() })
 	})

@@ -3,7 +3,9 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,8 +101,45 @@ func TestSchema_NewerIsRefused(t *testing.T) {
 		t.Errorf("Migrate on a newer schema = %v; want ErrSchemaNewer", err)
 	}
 	s.Close()
-	if _, err := sqlite.Open(bg, path, nil); !errors.Is(err, sqlite.ErrSchemaNewer) || !strings.Contains(err.Error(), "version 2") {
+	if _, err := sqlite.Open(bg, path, nil); !errors.Is(err, sqlite.ErrSchemaNewer) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", sqlite.SchemaVersion+1)) {
 		t.Errorf("Open on a newer schema = %v; want ErrSchemaNewer naming the version", err)
+	}
+}
+
+// A database at version 1 with a resume claim in it migrates to the
+// current version: the old claim reads as taken and not settled, so the
+// claim of a process that died before the upgrade is taken over, once.
+func TestSchema_UpgradeFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v1, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE reactguard_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
+		string(v1),
+		`INSERT INTO reactguard_schema (version, name, applied_at) VALUES (1, '0001_init.sql', 0)`,
+		`INSERT INTO reactguard_claims (run, id, owner, at) VALUES (X'72756e2d6f6c64', X'7331', 'gone0000', 0)`, // run-old, s1; no such owner file
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openAt(t, path, nil) // migrates
+	var v int
+	if err := s.DB().QueryRow(`SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
+		t.Fatalf("schema version after Migrate = %d, %v; want %d", v, err, sqlite.SchemaVersion)
+	}
+	for i, want := range []bool{true, false} {
+		ok, err := s.Claims().Claim(bg, "run-old", "s1")
+		if err != nil || ok != want {
+			t.Fatalf("Claim #%d of a version-1 claim whose owner is gone = %v, %v; want %v", i+1, ok, err, want)
+		}
 	}
 }
 

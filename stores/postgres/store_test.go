@@ -277,3 +277,48 @@ func TestStatementTimeoutThroughContext(t *testing.T) {
 		t.Fatalf("Begin after the lock was released = %v, %v; want a claim (the store recovered)", ok, err)
 	}
 }
+
+// A Settle whose statement fails is kept in the process and stored before
+// the store's next Claim, and by Close, so the claim does not stay open to
+// a takeover once the process has ended.
+func TestClaims_FailedSettleIsRetried(t *testing.T) {
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, via := range []string{"claim", "close"} {
+		t.Run(via, func(t *testing.T) {
+			name := "reactguard-settle-" + via
+			first, err := postgres.Open(ctx, withParam(dsn(t), "application_name", name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer first.Close()
+			second := open(t, nil)
+			run := "settle-retry-" + via + "-" + time.Now().Format("150405.000000")
+			if ok, err := first.Claims().Claim(ctx, run, "s1"); err != nil || !ok {
+				t.Fatalf("Claim = %v, %v; want true", ok, err)
+			}
+			if err := first.Claims().Settle(cancelled, run, "s1"); err == nil {
+				t.Fatal("Settle with a cancelled context = nil; want an error")
+			}
+			switch via {
+			case "claim":
+				if _, err := first.Claims().Claim(ctx, run, "s2"); err != nil {
+					t.Fatal(err)
+				}
+				var settled bool
+				if err := second.Pool().QueryRow(ctx, `SELECT settled FROM reactguard_claims WHERE run = $1 AND id = 's1'`, []byte(run)).Scan(&settled); err != nil || !settled {
+					t.Fatalf("settled after the next Claim = %v, %v; want true", settled, err)
+				}
+			case "close":
+				first.Close()
+				if err := sessionsGone(ctx, dsn(t), name); err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := second.Claims().Claim(ctx, run, "s1"); err != nil || ok {
+					t.Fatalf("Claim of the ended store's claim = %v, %v; want false (Close settled it)", ok, err)
+				}
+			}
+		})
+	}
+}

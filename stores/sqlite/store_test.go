@@ -262,3 +262,41 @@ func TestStatementTimeoutThroughContext(t *testing.T) {
 		t.Fatalf("Begin after the lock was released = %v, %v; want a claim", ok, err)
 	}
 }
+
+// A Settle whose statement fails is kept in the process and stored before
+// the store's next Claim, and by Close, so the claim does not stay open to
+// a takeover once the process has ended.
+func TestClaims_FailedSettleIsRetried(t *testing.T) {
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, via := range []string{"claim", "close"} {
+		t.Run(via, func(t *testing.T) {
+			second := open(t, nil)
+			first := openAt(t, second.Path(), nil)
+			if ok, err := first.Claims().Claim(ctx, "run", "s1"); err != nil || !ok {
+				t.Fatalf("Claim = %v, %v; want true", ok, err)
+			}
+			if err := first.Claims().Settle(cancelled, "run", "s1"); err == nil {
+				t.Fatal("Settle with a cancelled context = nil; want an error")
+			}
+			switch via {
+			case "claim":
+				if _, err := first.Claims().Claim(ctx, "run", "s2"); err != nil {
+					t.Fatal(err)
+				}
+				var settled bool
+				if err := second.DB().QueryRow(`SELECT settled FROM reactguard_claims WHERE run = CAST('run' AS BLOB) AND id = CAST('s1' AS BLOB)`).Scan(&settled); err != nil || !settled {
+					t.Fatalf("settled after the next Claim = %v, %v; want true", settled, err)
+				}
+			case "close":
+				if err := first.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := second.Claims().Claim(ctx, "run", "s1"); err != nil || ok {
+					t.Fatalf("Claim of the ended store's claim = %v, %v; want false (Close settled it)", ok, err)
+				}
+			}
+		})
+	}
+}

@@ -45,14 +45,24 @@ type Config struct {
 	// may serve many Loops built concurrently. Nil stores become in-memory
 	// stores private to this Loop: a snapshot resumed by another Loop
 	// needs the same stores (give both Loops the same store values, or
-	// durable ones shared by every process).
+	// durable ones shared by every process). With the default chain
+	// (Handler nil), an evidence ledger that is not an evidence.Exporter
+	// (one kept in a database) is wrapped in an evidence.Cache, so a run's
+	// evidence is read from the database once per Run or Resume and every
+	// later lookup of that Run or Resume is answered from memory; the loop
+	// drops the run from the cache when each Run or Resume starts and
+	// ends (see evidence.Cache for why that is coherent). Pass an
+	// *evidence.Cache yourself to share one between Loops.
 	Guards *guard.Options
 	// Handler runs the calls of catalog tools. Nil means the default chain:
 	// invoker.Chain(invoker.New(…), guard.Default(Guards)...). A custom
 	// handler replaces the whole chain, guards included; the loop still
-	// reads the stores of Guards, so a custom chain that gates writes must
-	// use the same Approvals. The built-in tools always run through the
-	// default invoker, without guards.
+	// reads the stores of Guards (the evidence ledger as given: the loop
+	// wraps it in no cache, since the custom chain may write it behind the
+	// loop), so a custom chain that gates writes must use the same
+	// Approvals. The
+	// built-in tools always run through the default invoker, without
+	// guards.
 	Handler invoker.Handler
 	// Observer receives the events of every run; nil means a
 	// [LogObserver] writing to Logger. To keep the log and add metrics,
@@ -137,7 +147,8 @@ type Loop struct {
 	maxAge    time.Duration
 	claims    runstore.Claims
 	runs      runstore.Store
-	schemas   sync.Map // *tool.Tool → schemaEntry
+	cache     *evidence.Cache // nil unless the default chain reads a ledger kept outside the process
+	schemas   sync.Map        // *tool.Tool → schemaEntry
 }
 
 // processClaims are the claims of loops configured without Claims.
@@ -209,6 +220,20 @@ func New(cfg Config) (*Loop, error) {
 	if g.Catalog == nil {
 		g.Catalog = l.cat
 	}
+	if l.handler == nil && g.Ledger != nil {
+		// A ledger kept outside the process is read from memory while this
+		// process drives a run (see evidence.Cache): the chain below and
+		// the loop share the cache. An in-process ledger (an Exporter) is
+		// used as it is.
+		switch lg := g.Ledger.(type) {
+		case *evidence.Cache:
+			l.cache = lg
+		case evidence.Exporter:
+		default:
+			l.cache = evidence.NewCache(lg)
+			g.Ledger = l.cache
+		}
+	}
 	interceptors := guard.Default(&g)
 	l.approvals, l.ledger = g.Approvals, g.Ledger
 	l.builtins = invoker.New(&invoker.Options{Catalog: l.cat, Logger: cfg.Logger})
@@ -233,6 +258,10 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (Result, er
 	r, err := l.newRun(id, node)
 	if err != nil {
 		return Result{}, err
+	}
+	if l.cache != nil {
+		l.cache.Release(id)
+		defer l.cache.Release(id)
 	}
 	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
 	userInput = validText(userInput)
@@ -305,6 +334,13 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result,
 	}
 	if !claimed {
 		return Result{}, fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, s.ID, s.Run)
+	}
+	if l.cache != nil {
+		// This resume drives the run now: whatever an earlier driver (in
+		// this process or another) left cached is dropped, and so is what
+		// this one reads, once it stops.
+		l.cache.Release(s.Run)
+		defer l.cache.Release(s.Run)
 	}
 	// Until the decision is applied nothing has changed, so a failure
 	// gives the claim back and returns the same snapshot.

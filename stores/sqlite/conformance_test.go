@@ -25,6 +25,9 @@ func TestConformance(t *testing.T) {
 	t.Run("Evidence", func(t *testing.T) {
 		evidencetest.Run(t, func() evidence.Ledger { return s.Evidence() })
 	})
+	t.Run("EvidenceCache", func(t *testing.T) {
+		evidencetest.Run(t, func() evidence.Ledger { return evidence.NewCache(s.Evidence()) })
+	})
 	t.Run("Claims", func(t *testing.T) {
 		runstoretest.RunClaims(t, func() runstore.Claims { return s.Claims() })
 	})

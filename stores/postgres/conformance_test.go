@@ -24,6 +24,11 @@ func TestConformance(t *testing.T) {
 	t.Run("WriteLedger", func(t *testing.T) {
 		guardtest.RunWriteLedger(t, func() guard.WriteLedger { return s.WriteLedger() })
 	})
+	t.Run("ApprovingWriteLedger", func(t *testing.T) {
+		guardtest.RunApprovingWriteLedger(t, func() (guard.ApprovingWriteLedger, guard.Approvals) {
+			return s.WriteLedger(), s.Approvals()
+		})
+	})
 	t.Run("Evidence", func(t *testing.T) {
 		evidencetest.Run(t, func() evidence.Ledger { return s.Evidence() })
 	})

@@ -322,3 +322,24 @@ func TestClaims_FailedSettleIsRetried(t *testing.T) {
 		})
 	}
 }
+
+// The write ledger consumes approvals in one operation only with its own
+// Store's Approvals: another Store's (even on the same database) or any
+// other Approvals store gets Begin and Consume, as before.
+func TestWriteLedger_ConsumesFromItsOwnStoreOnly(t *testing.T) {
+	s, other := open(t, nil), open(t, nil)
+	for _, tt := range []struct {
+		name string
+		a    guard.Approvals
+		want bool
+	}{
+		{"its own Store's", s.Approvals(), true},
+		{"another Store's", other.Approvals(), false},
+		{"in memory", guard.NewMemoryApprovals(), false},
+		{"nil", nil, false},
+	} {
+		if got := s.WriteLedger().ConsumesFrom(tt.a); got != tt.want {
+			t.Errorf("ConsumesFrom(%s Approvals) = %v; want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -89,7 +89,14 @@
 // # Round trips
 //
 // Each method is one round trip, except Approve or Decline repeated or
-// refused (two), Begin finding the key taken (two) and UserSaid (one query
-// that returns the run's user texts). docs/performance.md has the count
-// per guarded call and the latencies under load.
+// refused (two), Begin or BeginApproved claiming nothing (two: the second
+// reads the record), Claim after a claim statement of this process failed
+// (two) and UserSaid (one query that returns the run's user texts). A loop
+// with the default guard chain (react.New) reads the evidence through an
+// evidence.Cache, loaded with one statement per Run or Resume
+// ([Evidence.Load]), and the write gate claims an approved write with
+// [WriteLedger.BeginApproved]: a guarded read costs one round trip (the
+// evidence Append) and an approved write three (BeginApproved, Append,
+// Finish). docs/performance.md has the counts and the latencies under
+// load.
 package postgres

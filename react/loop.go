@@ -60,9 +60,8 @@ type Config struct {
 	// reads the stores of Guards (the evidence ledger as given: the loop
 	// wraps it in no cache, since the custom chain may write it behind the
 	// loop), so a custom chain that gates writes must use the same
-	// Approvals. The
-	// built-in tools always run through the default invoker, without
-	// guards.
+	// Approvals. The built-in tools always run through the default
+	// invoker, without guards.
 	Handler invoker.Handler
 	// Observer receives the events of every run; nil means a
 	// [LogObserver] writing to Logger. To keep the log and add metrics,
@@ -292,15 +291,17 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // [ErrDecision]. It then claims the snapshot in Config.Claims: a snapshot
 // resumed before, in any loop sharing the claims, is refused with
 // [ErrAlreadyResumed]. None of these refusals executes anything or
-// changes any store. The one exception is a resume that died (its process
-// was killed) after it applied the decision and before the run stopped
-// again: when the claim store can prove the holder dead (the durable
-// stores can; see [runstore.Claims.Claim]), this resume takes the claim
-// over and applies the same decision again. An approval delivered twice
-// grants nothing more, so the approved write runs at most once: if the
-// dead resume had started it, the write ledger has it running or
-// uncertain (WRITE_PENDING_VERIFY, or its result reused through the
-// tool's Verify); if not, the approval it left unused lets it run once.
+// changes any store.
+//
+// A snapshot whose resume died (its process was killed) after it applied
+// the decision and before the run stopped again is not refused when the
+// claim store can prove the holder dead (the durable stores can; see
+// [runstore.Claims.Claim]): this resume takes the claim over and applies
+// the same decision again. An approval delivered twice grants nothing
+// more, so the approved write runs at most once: if the dead resume had
+// started it, the write ledger has it running or uncertain
+// (WRITE_PENDING_VERIFY, or its result reused through the tool's Verify);
+// if not, the approval it left unused lets it run once.
 //
 // An approval is granted only to the call the run's Approvals store
 // recorded as gated, with the same fingerprint ([guard.Approvals.Approve]);

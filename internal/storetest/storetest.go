@@ -270,7 +270,7 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 			if _, ok := reacttest.ToolMessage(req, "c5"); !ok {
 				// The approval applied (c4 is answered); the process is
 				// killed before it calls create_site.
-				fmt.Fprintln(out, "approved")
+				_, _ = fmt.Fprintln(out, "approved")
 				<-ctx.Done()
 				return react.Response{}, ctx.Err()
 			}
@@ -338,7 +338,7 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 			for _, e := range obs.of("create_site") {
 				answer += fmt.Sprintf(" create_site %s %s", e.Outcome, codeName(e.Code))
 			}
-			fmt.Fprintln(out, answer)
+			_, _ = fmt.Fprintln(out, answer)
 		}
 	case RoleRerun:
 		if _, err := loop.Run(ctx, Node, "Create the Spring Sale site in sp-42."); err != nil {

@@ -100,7 +100,7 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(bg)
+	defer func() { _ = conn.Close(bg) }()
 	v1, err := os.ReadFile("migrations/0001_init.sql")
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func TestConformance(t *testing.T) {
 	t.Run("ClaimsTakeover", func(t *testing.T) {
 		runstoretest.RunTakeover(t, func(t *testing.T) runstoretest.Holders {
 			first := openAt(t, s.Path(), nil)
-			return runstoretest.Holders{First: first.Claims(), Second: s.Claims(), End: func() { first.Close() }}
+			return runstoretest.Holders{First: first.Claims(), Second: s.Claims(), End: func() { _ = first.Close() }}
 		})
 	})
 	t.Run("Runs", func(t *testing.T) {

@@ -252,7 +252,7 @@ ORDER BY 1, 2`, blob(run))
 	if err != nil {
 		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var s evidence.Snapshot
 	for rows.Next() {
 		var kind, seq int64

@@ -115,7 +115,7 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	v1, err := os.ReadFile("migrations/0001_init.sql")
 	if err != nil {
 		t.Fatal(err)

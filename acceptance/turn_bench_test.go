@@ -54,15 +54,17 @@ func turnTool(execs *int) *tool.Tool {
 	return t
 }
 
-// turnScript is the model's script: n turns of k lookup calls with new
-// arguments, then a finish.
-func turnScript(n, k int) []react.Response {
+// turnScript is the model's script: n turns of k lookup calls with
+// arguments never seen before (salt differs in every iteration, so no
+// cache of an earlier iteration helps), then a finish.
+func turnScript(n, k, salt int) []react.Response {
 	turns := make([]react.Response, n+1)
 	for i := range n {
 		calls := make([]react.ToolCall, k)
 		for j := range calls {
 			id := "c" + strconv.Itoa(i) + "_" + strconv.Itoa(j)
-			calls[j] = react.ToolCall{ID: id, Name: "lookup", Args: json.RawMessage(`{"q":"` + id + `"}`)}
+			q := id + "_" + strconv.Itoa(salt)
+			calls[j] = react.ToolCall{ID: id, Name: "lookup", Args: json.RawMessage(`{"q":"` + q + `"}`)}
 		}
 		turns[i] = react.Response{ToolCalls: calls}
 	}
@@ -72,12 +74,12 @@ func turnScript(n, k int) []react.Response {
 
 // replayer replays a script from the start on every reset.
 type replayer struct {
-	turns []react.Response
+	turns *[]react.Response
 	next  int
 }
 
 func (r *replayer) Generate(context.Context, react.Request) (react.Response, error) {
-	t := r.turns[r.next]
+	t := (*r.turns)[r.next]
 	r.next++
 	return t, nil
 }
@@ -127,12 +129,12 @@ func BenchmarkTurn(b *testing.B) {
 
 func benchTurn(b *testing.B, n, k int) {
 	ctx := context.Background()
-	script := turnScript(n, k)
+	var script []react.Response
 	node := react.Node{Name: "turns", Tools: []string{"lookup"}, MaxRounds: n + 1}
 	silent := slog.New(slog.DiscardHandler)
 	newWay := func(name string, guarded bool) *turnWay {
 		w := &turnWay{name: name, execs: new(int)}
-		model := &replayer{turns: script}
+		model := &replayer{turns: &script}
 		t := turnTool(w.execs)
 		cfg := react.Config{Model: model, Tools: tool.MustCatalog(t), Logger: silent}
 		if !guarded {
@@ -152,7 +154,7 @@ func benchTurn(b *testing.B, n, k int) {
 	}
 	bare := &turnWay{name: "bare", execs: new(int)}
 	{
-		model := &replayer{turns: script}
+		model := &replayer{turns: &script}
 		t := turnTool(bare.execs)
 		tool.MustCatalog(t)
 		bare.run = func() error {
@@ -165,6 +167,9 @@ func benchTurn(b *testing.B, n, k int) {
 	var ms runtime.MemStats
 	iters := 0
 	for b.Loop() {
+		b.StopTimer()
+		script = turnScript(n, k, iters)
+		b.StartTimer()
 		for _, w := range ways {
 			*w.execs = 0
 			runtime.ReadMemStats(&ms)

@@ -81,7 +81,7 @@ type run struct {
 	err      error
 	fakes    *fakes
 	declined []refusal // approvals the user declined
-	answers  []string   // the user's answers to follow-ups
+	answers  []string  // the user's answers to follow-ups
 }
 
 // refusal is a tool the agent must not call again: a write whose approval

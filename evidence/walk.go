@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -12,16 +11,22 @@ import (
 	"unicode/utf8"
 )
 
-// Walk decodes the JSON document payload and calls fn for every scalar leaf
+// Walk reads the JSON document payload and calls fn for every scalar leaf
 // with its dotted path and its text, in no particular order. Object keys join
 // with "." ("site.owner.id"); arrays are walked transparently, so every
 // element of "sites" contributes to "sites.id"; a payload that is itself a
 // scalar has the path "". The text of a string is the string without
-// quotes, of a number its canonical form ([ScalarText]), of a boolean true
-// or false; JSON null is skipped. Walk stops early when fn returns false.
+// quotes (escapes resolved, invalid UTF-8 replaced by U+FFFD, as
+// encoding/json decodes it), of a number its canonical form
+// ([ScalarText]), of a boolean true or false; JSON null is skipped. A key
+// repeated in one object contributes the leaves of every occurrence. Walk
+// stops early when fn returns false.
 //
-// Walk never panics: a payload that is not exactly one JSON document yields
-// an error and no call of fn. An empty payload yields no call and no error.
+// Walk reads the document in place, without decoding it into Go values:
+// the texts are substrings of one copy of the payload (one allocation),
+// except for strings with escapes and for nested paths. It never panics: a
+// payload that is not exactly one JSON document yields an error and no
+// call of fn. An empty payload yields no call and no error.
 func Walk(payload []byte, fn func(path, text string) bool) error {
 	payload = trimJSONSpace(payload)
 	if len(payload) == 0 {
@@ -31,57 +36,131 @@ func Walk(payload []byte, fn func(path, text string) bool) error {
 		fn("", text)
 		return nil
 	}
-	v, err := decode(payload)
-	if err != nil {
-		return err
+	if !json.Valid(payload) {
+		return errInvalid
 	}
-	walk("", v, fn)
+	w := walker{s: string(payload), fn: fn}
+	w.value("")
 	return nil
 }
 
-var errTrailing = errors.New("evidence: data after the JSON document")
+var errInvalid = errors.New("evidence: the payload is not exactly one JSON document")
 
-func decode(payload []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errTrailing
-	}
-	return v, nil
+// walker reads a document that json.Valid accepted.
+type walker struct {
+	s    string
+	i    int
+	fn   func(path, text string) bool
+	stop bool
 }
 
-func walk(path string, v any, fn func(path, text string) bool) bool {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if !walk(p, e, fn) {
-				return false
-			}
+func (w *walker) space() {
+	for w.i < len(w.s) {
+		switch w.s[w.i] {
+		case ' ', '\t', '\r', '\n':
+			w.i++
+		default:
+			return
 		}
-		return true
-	case []any:
-		for _, e := range x {
-			if !walk(path, e, fn) {
-				return false
-			}
-		}
-		return true
-	case string:
-		return fn(path, x)
-	case json.Number:
-		return fn(path, canonicalNumber(string(x)))
-	case bool:
-		return fn(path, strconv.FormatBool(x))
 	}
-	return true // nil
+}
+
+func (w *walker) emit(path, text string) {
+	if !w.fn(path, text) {
+		w.stop = true
+	}
+}
+
+// value reads the value at w.i, which starts with no space before it.
+func (w *walker) value(path string) {
+	switch c := w.s[w.i]; c {
+	case '{':
+		w.i++
+		w.space()
+		if w.s[w.i] == '}' {
+			w.i++
+			return
+		}
+		for !w.stop {
+			w.space()
+			key := w.str()
+			w.space()
+			w.i++ // ':'
+			w.space()
+			p := key
+			if path != "" {
+				p = path + "." + key
+			}
+			w.value(p)
+			w.space()
+			if w.s[w.i] == '}' {
+				w.i++
+				return
+			}
+			w.i++ // ','
+		}
+	case '[':
+		w.i++
+		w.space()
+		if w.s[w.i] == ']' {
+			w.i++
+			return
+		}
+		for !w.stop {
+			w.space()
+			w.value(path)
+			w.space()
+			if w.s[w.i] == ']' {
+				w.i++
+				return
+			}
+			w.i++ // ','
+		}
+	case '"':
+		w.emit(path, w.str())
+	case 't':
+		w.i += len("true")
+		w.emit(path, "true")
+	case 'f':
+		w.i += len("false")
+		w.emit(path, "false")
+	case 'n':
+		w.i += len("null")
+	default:
+		start := w.i
+		for w.i < len(w.s) && isNumberByte(w.s[w.i]) {
+			w.i++
+		}
+		w.emit(path, canonicalNumber(w.s[start:w.i]))
+	}
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// str reads the string at w.i and returns its text: a substring of the
+// document when it has no escapes and is valid UTF-8, else what
+// encoding/json decodes it to.
+func (w *walker) str() string {
+	start := w.i
+	w.i++
+	escaped := false
+	for w.s[w.i] != '"' {
+		if w.s[w.i] == '\\' {
+			escaped = true
+			w.i++
+		}
+		w.i++
+	}
+	w.i++
+	in := w.s[start+1 : w.i-1]
+	if !escaped && utf8.ValidString(in) {
+		return in
+	}
+	var out string
+	_ = json.Unmarshal([]byte(w.s[start:w.i]), &out) // a valid JSON string
+	return out
 }
 
 // ScalarText returns the comparison text of a JSON scalar (see [Walk]) and
@@ -91,22 +170,17 @@ func walk(path string, v any, fn func(path, text string) bool) bool {
 // or exponent print in the shortest form that round-trips, and integers
 // written without fraction or exponent keep their digits.
 func ScalarText(raw []byte) (string, bool) {
-	if text, ok := simpleScalar(trimJSONSpace(raw)); ok {
+	raw = trimJSONSpace(raw)
+	if text, ok := simpleScalar(raw); ok {
 		return text, true
 	}
-	v, err := decode(raw)
-	if err != nil {
+	if len(raw) == 0 || raw[0] == '{' || raw[0] == '[' || raw[0] == 'n' || !json.Valid(raw) {
 		return "", false
 	}
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case json.Number:
-		return canonicalNumber(string(x)), true
-	case bool:
-		return strconv.FormatBool(x), true
-	}
-	return "", false
+	var text string
+	w := walker{s: string(raw), fn: func(_, t string) bool { text = t; return false }}
+	w.value("")
+	return text, true
 }
 
 // trimJSONSpace trims the white space JSON allows around a value.

@@ -101,6 +101,14 @@ const maxDetail = 300
 // through untouched (the invoker answers them). Accepted calls reach next
 // unchanged, with their original bytes.
 //
+// Schemas of the common subset (objects of typed properties, required
+// names, additionalProperties, items, string enums: what jsonschema.For
+// infers from a Go struct) are also compiled into a reader of the raw
+// bytes that answers "surely valid" without decoding them; when it is not
+// sure, the full path decides, so no verdict changes (argfast.go; fuzzed
+// against the full path). Without a Policy, an accepted call is then
+// neither decoded nor validated by jsonschema-go.
+//
 // Argument texts that passed a schema are remembered, byte for byte, per
 // resolved schema (up to [ArgPolicyOptions.Cache] of them, a random one
 // forgotten when full): the same bytes against the same schema skip
@@ -127,6 +135,7 @@ type argPolicy struct {
 	cat    *prompt.Catalog
 	policy ArgPolicyFunc
 	passed *passedArgs // nil when disabled
+	fast   fastSchemas
 }
 
 // passedArgs remembers argument texts that passed a resolved schema.
@@ -179,6 +188,11 @@ func (ap *argPolicy) intercept(ctx context.Context, call invoker.Call, next invo
 		return next(ctx, call)
 	}
 	rs := t.Resolved()
+	if rs != nil && ap.policy == nil {
+		if f := ap.fast.of(rs, rs.Schema()); f != nil && f.validArgs(call.Args) {
+			return next(ctx, call) // surely valid: see argfast.go
+		}
+	}
 	known := rs != nil && ap.passed.has(rs, call.Args)
 	if known && ap.policy == nil {
 		return next(ctx, call) // these bytes passed this schema before

@@ -18,6 +18,14 @@ import (
 // its layers. It runs on the loop's goroutine, in call order, so that
 // "new evidence" is judged against every earlier call of the run.
 func (r *run) report(c ToolCall, i int, out *callResult) CallReport {
+	return r.account(c, i, out, true)
+}
+
+// account is report; without judge, it reads only what is fixed during a
+// wave (so parallel reads may call it) and leaves a result that is new
+// evidence or a repeat unjudged (BusinessNone), since that depends on call
+// order.
+func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport {
 	obs := out.obs
 	o, code := obs.Outcome(), obs.Code()
 	rep := CallReport{CallID: c.ID, Tool: c.Name, Round: r.round, Builtin: out.eff != nil, Outcome: o, Code: code}
@@ -66,6 +74,8 @@ func (r *run) report(c ToolCall, i int, out *callResult) CallReport {
 		// the execution failed: no result to judge
 	case ex.Insufficient:
 		rep.Business, rep.Reason = BusinessInsufficient, ex.Reason
+	case !judge:
+		// judged in call order, by report
 	default:
 		rep.Business = BusinessEvidence
 		if fp := ex.Fingerprint; fp != "" {

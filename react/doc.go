@@ -239,4 +239,17 @@
 // otherwise; "REACT no_tool_calls"; …). [Metrics] counts per layer with
 // seed 003's definitions and denominators (docs/evaluation.md); combine
 // observers with [Observers].
+//
+// An observer that also implements [RunObserver], [ModelObserver] or
+// [ToolObserver] follows each call of Run and Resume, each model call and
+// each tool call from its start to its end, and hands the work a context
+// of its own: this is how a tracer opens a span around each (the nested
+// module adapters/otel does, on OpenTelemetry). Every start is ended
+// exactly once, on success, failure, cancellation, and while a panic
+// unwinds. A [RunObserver] may carry a few strings in a run's snapshot
+// (the trace context of the run's span, say) and gets them back when the
+// snapshot is resumed, so that the resumed run links to the run it
+// resumes. A [Model] that implements [Describer] names its provider and
+// model for these events, and the [Response] of the adapters carries the
+// response's model name, finish reason and token [Usage].
 package react

@@ -243,3 +243,50 @@ func ExampleMetrics() {
 	// sub-goals met: 0/1 (0.0%)
 	// final task: 1/1 (100.0%)
 }
+
+// timer follows model and tool calls through the optional ModelObserver
+// and ToolObserver interfaces; embedding NopObserver provides the event
+// methods it does not need.
+type timer struct{ react.NopObserver }
+
+func (timer) OnModelStart(ctx context.Context, e react.ModelStartEvent) context.Context {
+	fmt.Printf("model call %d starts (%d messages)\n", e.Round, len(e.Request.Messages))
+	return ctx
+}
+
+func (timer) OnModelEnd(_ context.Context, e react.ModelEndEvent) {
+	fmt.Printf("model call %d ends: %d tool call(s), finish reason %q\n", e.Round, len(e.Response.ToolCalls), e.Response.FinishReason)
+}
+
+func (timer) OnToolStart(ctx context.Context, e react.ToolStartEvent) context.Context {
+	fmt.Printf("  %s starts\n", e.Tool)
+	return ctx
+}
+
+func (timer) OnToolEnd(_ context.Context, e react.ToolEndEvent) {
+	fmt.Printf("  %s ends: %s\n", e.Tool, e.Outcome)
+}
+
+func ExampleToolObserver() {
+	finishReason := func(r react.Response, reason string) react.Response { r.FinishReason = reason; return r }
+	loop, _ := react.New(react.Config{
+		Model: replay(
+			finishReason(tc("c1", "list_sites", `{}`), "tool_calls"),
+			finishReason(tc("c2", react.ToolFinish, `{}`), "tool_calls"),
+		),
+		Tools:    exampleCatalog(),
+		Observer: timer{},
+	})
+	res, _ := loop.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "list my sites")
+	fmt.Println(res.Status)
+	// Output:
+	// model call 1 starts (2 messages)
+	// model call 1 ends: 1 tool call(s), finish reason "tool_calls"
+	//   list_sites starts
+	//   list_sites ends: SUCCESS
+	// model call 2 starts (4 messages)
+	// model call 2 ends: 1 tool call(s), finish reason "tool_calls"
+	//   builtin_node_finish starts
+	//   builtin_node_finish ends: SUCCESS
+	// finished
+}

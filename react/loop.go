@@ -138,6 +138,8 @@ type Loop struct {
 	approvals guard.Approvals
 	ledger    evidence.Ledger
 	observer  Observer
+	obs       observers // the optional interfaces of observer
+	info      ModelInfo // what the model says about itself
 	maxResult int
 	newID     func() string
 	now       func() time.Time
@@ -195,6 +197,7 @@ func New(cfg Config) (*Loop, error) {
 	if l.observer == nil {
 		l.observer = NewLogObserver(cfg.Logger)
 	}
+	l.obs, l.info = optionalObservers(l.observer), describe(cfg.Model)
 	if l.maxResult == 0 {
 		l.maxResult = DefaultMaxResultBytes
 	}
@@ -249,7 +252,7 @@ func New(cfg Config) (*Loop, error) {
 // error together with an [Interrupted] result whose Snapshot resumes the
 // run with [Continue]. Otherwise the error is nil and the result's Status
 // says how the run ended.
-func (l *Loop) Run(ctx context.Context, node Node, userInput string) (Result, error) {
+func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, err error) {
 	id := l.newID()
 	if id == "" {
 		return Result{}, errors.New("react: Config.NewRunID returned an empty id")
@@ -262,6 +265,8 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (Result, er
 		l.cache.Release(id)
 		defer l.cache.Release(id)
 	}
+	ctx = r.beginRun(ctx, false, nil)
+	defer r.endRun(ctx, &err)
 	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
 	userInput = validText(userInput)
 	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: userInput})
@@ -317,7 +322,7 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // the returned error (the result is intact). Resuming needs the stores the
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
-func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result, error) {
+func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Result, err error) {
 	s, err := l.open(snapshot)
 	if err != nil {
 		return Result{}, err
@@ -343,6 +348,8 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result,
 		l.cache.Release(s.Run)
 		defer l.cache.Release(s.Run)
 	}
+	ctx = r.beginRun(ctx, true, s.Carry)
+	defer r.endRun(ctx, &err)
 	// Until the decision is applied nothing has changed, so a failure
 	// gives the claim back and returns the same snapshot.
 	unchanged := func(err error) (Result, error) {
@@ -420,7 +427,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 			return r.end(ctx)
 		}
 		r.msgs[0] = Message{Role: RoleSystem, Content: r.systemPrompt()}
-		resp, err := r.l.model.Generate(ctx, Request{Messages: r.msgs, Tools: r.specs})
+		resp, err := r.generate(ctx, Request{Messages: r.msgs, Tools: r.specs})
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return r.interrupt(ctx, cerr)

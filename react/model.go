@@ -60,10 +60,74 @@ type Request struct {
 	Tools    []ToolSpec
 }
 
-// Response is one model turn's output: text, tool calls, or both.
+// Response is one model turn's output: text, tool calls, or both, and what
+// the API said about the turn. The loop keeps only Text and ToolCalls in
+// the run's history; the other fields are for observers (see
+// [ModelObserver]), which receive the whole Response.
 type Response struct {
-	Text      string
+	// Text is the model's text.
+	Text string
+	// ToolCalls are the model's tool calls, in order.
 	ToolCalls []ToolCall
+	// ID is the API's id of the response ("chatcmpl-…", "msg_…"); "" when
+	// the API gives none.
+	ID string
+	// Model is the model that produced the response as the API named it,
+	// which may be more precise than the model requested (a dated
+	// version); "" when the API does not say.
+	Model string
+	// FinishReason is why the model stopped, in the API's own words
+	// (OpenAI: stop, tool_calls, length, content_filter; Anthropic:
+	// end_turn, tool_use, max_tokens, stop_sequence, refusal); "" when the
+	// API does not say.
+	FinishReason string
+	// Usage is the turn's token usage; nil when the API did not report
+	// it (a zero count that was reported is a non-nil Usage of zeros).
+	Usage *Usage
+}
+
+// Usage is the token usage of one model turn as the API reported it,
+// normalized across APIs so that InputTokens is every input token and
+// OutputTokens every generated one.
+type Usage struct {
+	// InputTokens counts every token of the request, cached ones included
+	// (OpenAI: prompt_tokens; Anthropic: input_tokens +
+	// cache_read_input_tokens + cache_creation_input_tokens).
+	InputTokens int64
+	// OutputTokens counts every generated token, reasoning included
+	// (OpenAI: completion_tokens; Anthropic: output_tokens).
+	OutputTokens int64
+	// CachedInputTokens is the part of InputTokens read from the
+	// provider's prompt cache (OpenAI: prompt_tokens_details.cached_tokens;
+	// Anthropic: cache_read_input_tokens); 0 when none or not reported.
+	CachedInputTokens int64
+	// CacheCreationInputTokens is the part of InputTokens written to the
+	// provider's prompt cache (Anthropic: cache_creation_input_tokens); 0
+	// when none or not reported.
+	CacheCreationInputTokens int64
+	// ReasoningTokens is the part of OutputTokens spent on reasoning
+	// (OpenAI: completion_tokens_details.reasoning_tokens); 0 when none or
+	// not reported.
+	ReasoningTokens int64
+}
+
+// ModelInfo names the provider and the model a [Model] calls, for events
+// and telemetry.
+type ModelInfo struct {
+	// Provider is the API family, named as the OpenTelemetry GenAI
+	// semantic conventions name providers (gen_ai.provider.name): openai,
+	// anthropic, aws.bedrock, …; "" when unknown.
+	Provider string
+	// Name is the model requests are sent to ("gpt-4.1"); "" when unknown.
+	Name string
+}
+
+// Describer is implemented by a [Model] that can say which provider and
+// model it calls. [New] asks once and reports the answer in [RunStartEvent]
+// and [ModelStartEvent]; a Model that does not implement it is reported
+// with a zero [ModelInfo].
+type Describer interface {
+	Describe() ModelInfo
 }
 
 // Model is any LLM client. Generate returns the model's next turn. An

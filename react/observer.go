@@ -148,7 +148,10 @@ func (NopObserver) OnFailed(context.Context, EndEvent) {}
 var _ Observer = NopObserver{}
 
 // Observers returns an observer that passes every event to each of obs in
-// order. Nil entries are skipped.
+// order. Nil entries are skipped; a single observer is returned as is. The
+// result implements the optional [RunObserver], [ModelObserver] and
+// [ToolObserver] for the members that implement them (see their doc for
+// how contexts and carried entries are combined).
 func Observers(obs ...Observer) Observer {
 	var m multi
 	for _, o := range obs {
@@ -159,7 +162,23 @@ func Observers(obs ...Observer) Observer {
 	if len(m) == 1 {
 		return m[0]
 	}
-	return m
+	l := &multiLife{multi: m}
+	for _, o := range m {
+		opt := optionalObservers(o)
+		if opt.run != nil {
+			l.runs = append(l.runs, opt.run)
+		}
+		if opt.model != nil {
+			l.models = append(l.models, opt.model)
+		}
+		if opt.tool != nil {
+			l.tools = append(l.tools, opt.tool)
+		}
+	}
+	if len(l.runs)+len(l.models)+len(l.tools) == 0 {
+		return m
+	}
+	return l
 }
 
 type multi []Observer
@@ -227,6 +246,84 @@ func (m multi) OnFailed(ctx context.Context, e EndEvent) {
 	}
 }
 
+// multiLife is a [multi] some of whose members implement optional
+// observer interfaces.
+type multiLife struct {
+	multi
+	runs   []RunObserver
+	models []ModelObserver
+	tools  []ToolObserver
+}
+
+// OnRunStart passes the event to every run observer, each receiving the
+// context the previous one returned.
+func (m *multiLife) OnRunStart(ctx context.Context, e RunStartEvent) context.Context {
+	for _, o := range m.runs {
+		ctx = o.OnRunStart(ctx, e)
+	}
+	return ctx
+}
+
+// OnRunEnd passes the event to every run observer, the last one first.
+func (m *multiLife) OnRunEnd(ctx context.Context, e RunEndEvent) {
+	for i := len(m.runs) - 1; i >= 0; i-- {
+		m.runs[i].OnRunEnd(ctx, e)
+	}
+}
+
+// Carry merges what every run observer carries, in order.
+func (m *multiLife) Carry(ctx context.Context) map[string]string {
+	var out map[string]string
+	for _, o := range m.runs {
+		for k, v := range o.Carry(ctx) {
+			if out == nil {
+				out = make(map[string]string)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// OnModelStart passes the event to every model observer, each receiving
+// the context the previous one returned.
+func (m *multiLife) OnModelStart(ctx context.Context, e ModelStartEvent) context.Context {
+	for _, o := range m.models {
+		ctx = o.OnModelStart(ctx, e)
+	}
+	return ctx
+}
+
+// OnModelEnd passes the event to every model observer, the last one
+// first.
+func (m *multiLife) OnModelEnd(ctx context.Context, e ModelEndEvent) {
+	for i := len(m.models) - 1; i >= 0; i-- {
+		m.models[i].OnModelEnd(ctx, e)
+	}
+}
+
+// OnToolStart passes the event to every tool observer, each receiving the
+// context the previous one returned.
+func (m *multiLife) OnToolStart(ctx context.Context, e ToolStartEvent) context.Context {
+	for _, o := range m.tools {
+		ctx = o.OnToolStart(ctx, e)
+	}
+	return ctx
+}
+
+// OnToolEnd passes the event to every tool observer, the last one first.
+func (m *multiLife) OnToolEnd(ctx context.Context, e ToolEndEvent) {
+	for i := len(m.tools) - 1; i >= 0; i-- {
+		m.tools[i].OnToolEnd(ctx, e)
+	}
+}
+
+var (
+	_ RunObserver   = (*multiLife)(nil)
+	_ ModelObserver = (*multiLife)(nil)
+	_ ToolObserver  = (*multiLife)(nil)
+)
+
 // LogObserver is the default [Observer]: it writes every event to a
 // [slog.Logger] with a stable message and attributes:
 //
@@ -261,13 +358,25 @@ func (l *LogObserver) log() *slog.Logger {
 	return slog.Default()
 }
 
+// enabled returns the logger and whether it writes records at level: the
+// attributes of an event are built only then, so a silenced logger costs
+// an event no allocation.
+func (l *LogObserver) enabled(ctx context.Context, level slog.Level) (*slog.Logger, bool) {
+	lg := l.log()
+	return lg, lg.Enabled(ctx, level)
+}
+
 func roundAttrs(e RoundEvent, attrs ...slog.Attr) []slog.Attr {
 	return append(attrs, slog.String("run", e.Run), slog.String("node", e.Node), slog.Int("round", e.Round))
 }
 
 // OnNodeStarted implements [Observer].
 func (l *LogObserver) OnNodeStarted(ctx context.Context, e NodeEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
 }
 
 // OnToolInvoked implements [Observer].
@@ -275,6 +384,10 @@ func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	level := slog.LevelInfo
 	if e.Outcome == outcome.Failed {
 		level = slog.LevelWarn
+	}
+	lg, on := l.enabled(ctx, level)
+	if !on {
+		return
 	}
 	attrs := []slog.Attr{slog.String("outcome", e.Outcome.String())}
 	if e.Code != 0 {
@@ -292,33 +405,53 @@ func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	if e.SchemaVersion != "" {
 		attrs = append(attrs, slog.String("schema", e.SchemaVersion))
 	}
-	l.log().LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
+	lg.LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
 // OnToolSkipped implements [Observer].
 func (l *LogObserver) OnToolSkipped(ctx context.Context, e ToolEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "TOOL skipped",
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "TOOL skipped",
 		roundAttrs(e.RoundEvent, slog.String("tool", e.Tool), slog.String("call_id", e.CallID))...)
 }
 
 // OnNoToolCalls implements [Observer].
 func (l *LogObserver) OnNoToolCalls(ctx context.Context, e RoundEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT no_tool_calls", roundAttrs(e)...)
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT no_tool_calls", roundAttrs(e)...)
 }
 
 // OnStall implements [Observer].
 func (l *LogObserver) OnStall(ctx context.Context, e StallEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT stall", roundAttrs(e.RoundEvent,
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT stall", roundAttrs(e.RoundEvent,
 		slog.Int("count", e.Count), slog.Int("limit", e.Limit), slog.String("reason", e.Reason), slog.String("call_id", e.CallID))...)
 }
 
 // OnStallReset implements [Observer].
 func (l *LogObserver) OnStallReset(ctx context.Context, e StallEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT stall_reset", roundAttrs(e.RoundEvent, slog.String("call_id", e.CallID))...)
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT stall_reset", roundAttrs(e.RoundEvent, slog.String("call_id", e.CallID))...)
 }
 
 // OnSuspended implements [Observer].
 func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
 	attrs := []slog.Attr{slog.String("kind", e.Suspension.Kind.String()), slog.String("call_id", e.Suspension.CallID)}
 	if e.Suspension.Approval != nil {
 		attrs = append(attrs, slog.String("tool", e.Suspension.Approval.Tool))
@@ -326,22 +459,30 @@ func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
 	if e.Suspension.Question != "" {
 		attrs = append(attrs, slog.String("question", e.Suspension.Question))
 	}
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT suspended", roundAttrs(e.RoundEvent, attrs...)...)
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT suspended", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
 // OnFinished implements [Observer].
 func (l *LogObserver) OnFinished(ctx context.Context, e EndEvent) {
-	l.log().LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs), slog.String("goal", e.Goal.String()))...)
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs), slog.String("goal", e.Goal.String()))...)
 }
 
 // OnFailed implements [Observer].
 func (l *LogObserver) OnFailed(ctx context.Context, e EndEvent) {
+	lg, on := l.enabled(ctx, slog.LevelWarn)
+	if !on {
+		return
+	}
 	attrs := []slog.Attr{}
 	if e.Failure != nil {
 		attrs = append(attrs, slog.String("cause", e.Failure.Kind.String()), slog.String("reason", e.Failure.Reason))
 	}
 	attrs = append(attrs, slog.String("goal", e.Goal.String()))
-	l.log().LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)
+	lg.LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
 var _ Observer = (*LogObserver)(nil)

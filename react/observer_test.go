@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
 )
@@ -191,4 +193,21 @@ func TestObserversAndNop(t *testing.T) {
 	assert.Equal(t, a.kinds(), b.kinds())
 	assert.Len(t, a.kinds(), 9)
 	assert.Same(t, &a, react.Observers(nil, &a).(*recorder), "a single observer is returned as is")
+}
+
+// A silenced logger costs an event no allocation: the attributes are built
+// only for a handler that writes the level.
+func TestLogObserver_SilencedAllocatesNothing(t *testing.T) {
+	o := react.NewLogObserver(slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	e := react.ToolEvent{RoundEvent: react.RoundEvent{NodeEvent: react.NodeEvent{Run: "r", Node: "n"}, Round: 1}, CallID: "c", Tool: "t", Outcome: outcome.Failed, Code: errcode.ToolTimeout}
+	allocs := testing.AllocsPerRun(100, func() {
+		o.OnToolInvoked(ctx, e)
+		o.OnToolSkipped(ctx, e)
+		o.OnStall(ctx, react.StallEvent{RoundEvent: e.RoundEvent, Count: 1})
+		o.OnFailed(ctx, react.EndEvent{RoundEvent: e.RoundEvent})
+	})
+	if allocs != 0 {
+		t.Errorf("events on a silenced logger allocate %.0f times; want 0", allocs)
+	}
 }

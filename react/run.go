@@ -301,10 +301,10 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 // errBatchPanic cancels the other calls of a batch when one panicked.
 var errBatchPanic = errors.New("react: a parallel call panicked")
 
-// dispatch produces the observation of call i of the wave into out, which
+// call produces the observation of call i of the wave into out, which
 // must be zero. Only the fields of r that are fixed during a wave are read
 // here, so that reads can be dispatched concurrently.
-func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult) error {
+func (r *run) call(ctx context.Context, c ToolCall, i int, out *callResult) error {
 	start := r.l.now()
 	res := func(obs observation.Observation, eff *effect) error {
 		out.obs, out.eff, out.dur = obs, eff, r.l.now().Sub(start)
@@ -316,7 +316,7 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult) 
 			r.cat.Text(prompt.NextFixCall)), nil)
 	}
 	call := invoker.Call{ID: c.ID, Name: c.Name, Args: c.Args, Run: r.id, Round: r.round, Attempt: 1}
-	if isBuiltin(c.Name) && (c.Name != ToolOutputSet || len(r.node.Outputs) > 0) {
+	if r.runsBuiltin(c.Name) {
 		eff := &effect{}
 		call.Tool = r.builtinTool(c.Name, eff)
 		obs, err := r.l.builtins(ctx, call)
@@ -347,6 +347,12 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult) 
 			r.cat.Text(prompt.NextToolError, "tool", c.Name))
 	}
 	return res(obs, nil)
+}
+
+// runsBuiltin reports whether a well-formed call of name runs as a
+// built-in control tool (builtin_output_set only for a node with outputs).
+func (r *run) runsBuiltin(name string) bool {
+	return isBuiltin(name) && (name != ToolOutputSet || len(r.node.Outputs) > 0)
 }
 
 func (r *run) problemText(p problem) string {
@@ -434,11 +440,16 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 		IsError:    obs.Outcome() != outcome.Success,
 	})
 	r.calls = append(r.calls, rep)
-	r.observer.OnToolInvoked(ctx, ToolEvent{
+	r.observer.OnToolInvoked(ctx, r.toolEvent(c, i, obs, dur, rep))
+}
+
+// toolEvent is the event of call i's observation and account.
+func (r *run) toolEvent(c ToolCall, i int, obs observation.Observation, dur time.Duration, rep CallReport) ToolEvent {
+	return ToolEvent{
 		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: rep.Builtin,
 		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur,
 		Position: i, Layers: rep.Layers, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name),
-	})
+	}
 }
 
 // skipRest answers every call after the current one with REASON_SKIPPED

@@ -154,6 +154,7 @@ type snapState struct {
 	WriteFailed bool                  `json:"write_failed,omitempty"`
 	Evidence    *wireEvidence         `json:"evidence,omitempty"`
 	Calls       []CallReport          `json:"calls,omitempty"`
+	Carry       map[string]string     `json:"carry,omitempty"` // RunObserver.Carry, within MaxCarried*
 }
 
 type wireWave struct {
@@ -317,6 +318,7 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 		UserTexts:   r.userTexts,
 		WriteFailed: r.writeFailed,
 		Calls:       r.calls,
+		Carry:       r.carry(ctx),
 	}
 	if len(r.outputs) > 0 {
 		s.Outputs = make(map[string]wireOutput, len(r.outputs))
@@ -465,6 +467,14 @@ func (s *snapState) check() error {
 				return fmt.Errorf("message %d has a missing or repeated call id", i)
 			}
 			ids[c.ID] = true
+		}
+	}
+	if len(s.Carry) > MaxCarried {
+		return errors.New("too many carried entries")
+	}
+	for k, v := range s.Carry {
+		if !carriable(k, v) {
+			return errors.New("a carried entry is out of bounds")
 		}
 	}
 	for k, v := range s.Outputs {

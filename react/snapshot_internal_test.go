@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -106,6 +108,15 @@ func TestSnapshotCheck(t *testing.T) {
 		{"suspension call", func(s *snapState) { s.Suspension.CallID = "w" }},
 		{"suspension kind", func(s *snapState) { s.Suspension.Kind = SuspendApproval }},
 		{"interrupted with suspension", func(s *snapState) { s.Status = Interrupted }},
+		{"carried empty key", func(s *snapState) { s.Carry = map[string]string{"": "v"} }},
+		{"carried key too long", func(s *snapState) { s.Carry = map[string]string{strings.Repeat("k", MaxCarriedKey+1): "v"} }},
+		{"carried value too long", func(s *snapState) { s.Carry = map[string]string{"k": strings.Repeat("v", MaxCarriedValue+1)} }},
+		{"carried too many", func(s *snapState) {
+			s.Carry = map[string]string{}
+			for i := range MaxCarried + 1 {
+				s.Carry[strconv.Itoa(i)] = "v"
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

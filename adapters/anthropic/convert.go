@@ -191,7 +191,7 @@ func fromMessage(msg *sdk.Message) (react.Response, error) {
 	if msg == nil || !msg.JSON.Content.Valid() {
 		return react.Response{}, errors.New("the response has no content")
 	}
-	var out react.Response
+	out := react.Response{ID: msg.ID, Model: msg.Model, FinishReason: string(msg.StopReason), Usage: usage(msg)}
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
@@ -205,4 +205,22 @@ func fromMessage(msg *sdk.Message) (react.Response, error) {
 		}
 	}
 	return out, nil
+}
+
+// usage returns the message's token usage with InputTokens counting every
+// input token: Anthropic's input_tokens leaves out the tokens read from and
+// written to the prompt cache, so they are added. Nil when the body has no
+// usage.
+func usage(msg *sdk.Message) *react.Usage {
+	if !msg.JSON.Usage.Valid() {
+		return nil
+	}
+	u := msg.Usage
+	return &react.Usage{
+		InputTokens:              u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens,
+		OutputTokens:             u.OutputTokens,
+		CachedInputTokens:        u.CacheReadInputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens,
+		ReasoningTokens:          u.OutputTokensDetails.ThinkingTokens,
+	}
 }

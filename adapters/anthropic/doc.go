@@ -48,6 +48,20 @@
 // thinking with tool use, which needs the thinking blocks sent back, is
 // not supported.
 //
+// The Response also carries what telemetry needs: the message's id, the
+// model that answered, its stop_reason as the API words it (end_turn,
+// tool_use, max_tokens, stop_sequence, refusal, …) and the token
+// [react.Usage]. Anthropic's input_tokens leaves out the tokens read from
+// and written to the prompt cache; InputTokens adds them back
+// (input_tokens + cache_read_input_tokens + cache_creation_input_tokens),
+// so that it counts every input token as the other adapters' does, with
+// the cache reads as CachedInputTokens and the writes as
+// CacheCreationInputTokens; output_tokens_details.thinking_tokens is
+// ReasoningTokens. A body without usage gives a nil Usage.
+// [Model.Describe] names the provider (anthropic, or [Options].Provider)
+// and the model for the loop's observers, such as the OpenTelemetry
+// adapter (adapters/otel).
+//
 // # Errors
 //
 // Every failure of Generate is a [*modelerr.Error], the type every model

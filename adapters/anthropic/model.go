@@ -30,6 +30,11 @@ type Options struct {
 	// whether to wait and resume the loop's snapshot. (The SDK's own
 	// default is 2 retries.) Negative values count as 0.
 	MaxRetries int
+	// Provider is the provider [Model.Describe] reports (telemetry's
+	// gen_ai.provider.name); "" means [Provider], "anthropic". Set it when
+	// the client reaches Claude through another provider, e.g.
+	// "aws.bedrock" or "gcp.vertex_ai".
+	Provider string
 	// RequestOptions are appended to every request after the adapter's
 	// own options, e.g. option.WithHeader("anthropic-beta", ...) or
 	// option.WithRequestTimeout.
@@ -46,7 +51,13 @@ type Model struct {
 	opts   Options
 }
 
-var _ react.Model = (*Model)(nil)
+var (
+	_ react.Model     = (*Model)(nil)
+	_ react.Describer = (*Model)(nil)
+)
+
+// Provider is the provider name [Model.Describe] reports by default.
+const Provider = "anthropic"
 
 // New returns a Model that sends requests through client to the named
 // model (e.g. "claude-sonnet-4-5"). opts may be nil.
@@ -70,6 +81,16 @@ func New(client sdk.Client, model string, opts *Options) *Model {
 
 // Name returns the model name requests are sent with.
 func (m *Model) Name() string { return m.model }
+
+// Describe implements [react.Describer]: the provider (Options.Provider,
+// default [Provider]) and the model name requests are sent with.
+func (m *Model) Describe() react.ModelInfo {
+	p := m.opts.Provider
+	if p == "" {
+		p = Provider
+	}
+	return react.ModelInfo{Provider: p, Name: m.model}
+}
 
 // Generate sends the history and tool specs as one Messages API request
 // and returns the model's text and tool_use blocks. Tool inputs are

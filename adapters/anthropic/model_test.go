@@ -57,7 +57,9 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 	}
 	got, err := m.Generate(context.Background(), react.Request{Messages: history, Tools: siteTools})
 	require.NoError(t, err)
-	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery."}, got)
+	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery.",
+		ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Model: "claude-sonnet-4-5-20250929", FinishReason: "end_turn",
+		Usage: &react.Usage{InputTokens: 1204, OutputTokens: 87}}, got)
 
 	assert.JSONEq(t, `"claude-sonnet-4-5"`, s.Field(0, "model"))
 	assert.JSONEq(t, `1024`, s.Field(0, "max_tokens"))
@@ -132,26 +134,45 @@ func TestGenerateParsesResponses(t *testing.T) {
 	adapter.RunParseCases(t, hello, []chattest.ParseCase{
 		{
 			Name: "text", Reply: reply{File: "message_text.json"},
-			Want:   react.Response{Text: "The site is published at https://example.test/bakery."},
-			Reason: "a plain answer is text only",
+			Want: react.Response{Text: "The site is published at https://example.test/bakery.",
+				ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Model: "claude-sonnet-4-5-20250929", FinishReason: "end_turn",
+				Usage: &react.Usage{InputTokens: 1204, OutputTokens: 87}},
+			Reason: "a plain answer is text only, with the message's id, model, stop reason and usage",
 		},
 		{
 			Name: "parallel tool use", Reply: reply{File: "message_parallel_tool_use.json"},
 			Want: react.Response{Text: "Let me look at both sites.", ToolCalls: []react.ToolCall{
 				{ID: "toolu_01A09q90qw90lq917835lq9", Name: "site_get", Args: json.RawMessage(`{"site_id": "bakery"}`)},
 				{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "site_get", Args: json.RawMessage(`{"site_id": "florist"}`)},
-			}},
+			}, ID: "msg_01Aq9w938a90dw8qWeEYzTqX", Model: "claude-sonnet-4-5-20250929", FinishReason: "tool_use",
+				Usage: &react.Usage{InputTokens: 1204, OutputTokens: 87}},
 			Reason: "every tool_use block comes back in order, input verbatim",
 		},
 		{
 			Name: "thinking and citations", Reply: reply{File: "message_thinking_and_citations.json"},
-			Want:   react.Response{Text: "The bakery site is at https://example.test/bakery."},
+			Want: react.Response{Text: "The bakery site is at https://example.test/bakery.",
+				ID: "msg_01CitE7xq2s3fAJd9aWm5nRb", Model: "claude-sonnet-4-5-20250929", FinishReason: "end_turn",
+				Usage: &react.Usage{InputTokens: 1204, OutputTokens: 87}},
 			Reason: "text blocks are concatenated as the API documents for citations; thinking is not text",
 		},
 		{
 			Name: "empty content", Reply: reply{File: "message_empty.json"},
-			Want:   react.Response{},
+			Want: react.Response{ID: "msg_01EmptyTurn00000000000000", Model: "claude-sonnet-4-5-20250929", FinishReason: "end_turn",
+				Usage: &react.Usage{InputTokens: 1204, OutputTokens: 87}},
 			Reason: "an empty turn is a turn without tool calls, for the loop to count",
+		},
+		{
+			Name: "prompt cache and thinking", Reply: reply{File: "message_cached_usage.json"},
+			Want: react.Response{Text: "Both sites are published.",
+				ID: "msg_01CacheHit000000000000000", Model: "claude-opus-4-1-20250805", FinishReason: "max_tokens",
+				Usage: &react.Usage{InputTokens: 21 + 188 + 2048, OutputTokens: 503, CachedInputTokens: 2048, CacheCreationInputTokens: 188, ReasoningTokens: 320}},
+			Reason: "input_tokens leaves out the cache reads and writes: InputTokens adds them so it counts every input token, as OpenAI's prompt_tokens does",
+		},
+		{
+			Name: "no usage", Reply: reply{Body: `{"id":"msg_proxy","type":"message","role":"assistant","model":"claude-haiku-4-5",
+				"content":[{"type":"text","text":"Done."}],"stop_reason":"end_turn"}`},
+			Want:   react.Response{Text: "Done.", ID: "msg_proxy", Model: "claude-haiku-4-5", FinishReason: "end_turn"},
+			Reason: "a body without usage (a proxy that drops it) gives a nil Usage, never a usage of zeros",
 		},
 	})
 }
@@ -180,6 +201,13 @@ func TestNewPanicsWithoutModelName(t *testing.T) {
 	assert.PanicsWithValue(t, "anthropic: New with an empty model name", func() {
 		anthropic.New(client(t, "http://127.0.0.1:1/"), "", nil)
 	})
+}
+
+func TestDescribe(t *testing.T) {
+	m := anthropic.New(client(t, "http://127.0.0.1:1/"), "claude-haiku-4-5", nil)
+	assert.Equal(t, react.ModelInfo{Provider: "anthropic", Name: "claude-haiku-4-5"}, m.Describe())
+	m = anthropic.New(client(t, "http://127.0.0.1:1/"), "claude-haiku-4-5", &anthropic.Options{Provider: "aws.bedrock"})
+	assert.Equal(t, react.ModelInfo{Provider: "aws.bedrock", Name: "claude-haiku-4-5"}, m.Describe(), "Options.Provider names another route to Claude")
 }
 
 func TestName(t *testing.T) {

@@ -180,7 +180,7 @@ func fromCompletion(c *sdk.ChatCompletion) (react.Response, error) {
 		return react.Response{}, errors.New("the response has no choices")
 	}
 	msg := c.Choices[0].Message
-	out := react.Response{Text: msg.Content}
+	out := react.Response{Text: msg.Content, ID: c.ID, Model: c.Model, FinishReason: c.Choices[0].FinishReason, Usage: usage(c)}
 	if out.Text == "" {
 		out.Text = msg.Refusal
 	}
@@ -217,4 +217,19 @@ func syntheticID(c *sdk.ChatCompletion, i int) string {
 		base = strconv.FormatUint(h.Sum64(), 36)
 	}
 	return "call_" + base + "_" + strconv.Itoa(i)
+}
+
+// usage returns the completion's token usage, nil when the server sent
+// none (some compatible servers do not).
+func usage(c *sdk.ChatCompletion) *react.Usage {
+	if !c.JSON.Usage.Valid() {
+		return nil
+	}
+	u := c.Usage
+	return &react.Usage{
+		InputTokens:       u.PromptTokens,
+		OutputTokens:      u.CompletionTokens,
+		CachedInputTokens: u.PromptTokensDetails.CachedTokens,
+		ReasoningTokens:   u.CompletionTokensDetails.ReasoningTokens,
+	}
 }

@@ -47,6 +47,18 @@
 // servers do this), gets a deterministic id derived from the completion id
 // so that its result can be paired with it.
 //
+// The Response also carries what telemetry needs: the completion's id, the
+// model that answered ("model", often a dated version of the one
+// requested), the first choice's finish_reason as the API words it (stop,
+// tool_calls, length, content_filter), and the token [react.Usage]:
+// prompt_tokens as InputTokens (cached tokens included, as the API counts
+// them), completion_tokens as OutputTokens (reasoning included),
+// prompt_tokens_details.cached_tokens and
+// completion_tokens_details.reasoning_tokens as the parts. A server that
+// sends no "usage" (some compatible ones) gives a nil Usage. [Model.Describe]
+// names the provider (openai, or [Options].Provider) and the model for the
+// loop's observers, such as the OpenTelemetry adapter (adapters/otel).
+//
 // # Errors
 //
 // Every failure of Generate is a [*modelerr.Error], the type every model

@@ -22,6 +22,13 @@ type Options struct {
 	// retries and it may wait up to 2 minutes on a server's Retry-After.)
 	// Negative values count as 0.
 	MaxRetries int
+	// Provider is the provider [Model.Describe] reports (telemetry's
+	// gen_ai.provider.name); "" means [Provider], "openai", which the
+	// OpenTelemetry GenAI conventions also use for compatible servers
+	// reached through this API. Set it to tell a compatible server apart
+	// (e.g. "azure.ai.openai", "deepseek", or your own name for a local
+	// server).
+	Provider string
 	// RequestOptions are appended to every request after the adapter's
 	// own options, e.g. option.WithJSONSet("parallel_tool_calls", false) or
 	// option.WithRequestTimeout.
@@ -39,7 +46,13 @@ type Model struct {
 	opts   Options
 }
 
-var _ react.Model = (*Model)(nil)
+var (
+	_ react.Model     = (*Model)(nil)
+	_ react.Describer = (*Model)(nil)
+)
+
+// Provider is the provider name [Model.Describe] reports by default.
+const Provider = "openai"
 
 // New returns a Model that sends requests through client to the named
 // model (e.g. "gpt-4.1", or "qwen3:8b" on Ollama). opts may be nil.
@@ -60,6 +73,16 @@ func New(client sdk.Client, model string, opts *Options) *Model {
 
 // Name returns the model name requests are sent with.
 func (m *Model) Name() string { return m.model }
+
+// Describe implements [react.Describer]: the provider (Options.Provider,
+// default [Provider]) and the model name requests are sent with.
+func (m *Model) Describe() react.ModelInfo {
+	p := m.opts.Provider
+	if p == "" {
+		p = Provider
+	}
+	return react.ModelInfo{Provider: p, Name: m.model}
+}
 
 // Generate sends the history and tool specs as one chat completion request
 // and returns the first choice's text and tool calls. Tool call arguments

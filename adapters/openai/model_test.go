@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +56,9 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 	}
 	got, err := m.Generate(context.Background(), react.Request{Messages: history, Tools: siteTools})
 	require.NoError(t, err)
-	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery."}, got)
+	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery.",
+		ID: "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT", Model: "gpt-4.1-2025-04-14", FinishReason: "stop",
+		Usage: &react.Usage{InputTokens: 19, OutputTokens: 12}}, got)
 
 	assert.JSONEq(t, `"gpt-4.1"`, s.Field(0, "model"))
 	assert.JSONEq(t, `0.2`, s.Field(0, "temperature"))
@@ -116,27 +119,33 @@ func TestGenerateParsesResponses(t *testing.T) {
 	adapter.RunParseCases(t, hello, []chattest.ParseCase{
 		{
 			Name: "text", Reply: reply{File: "completion_text.json"},
-			Want:   react.Response{Text: "The site is published at https://example.test/bakery."},
-			Reason: "a plain answer is text only",
+			Want: react.Response{Text: "The site is published at https://example.test/bakery.",
+				ID: "chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT", Model: "gpt-4.1-2025-04-14", FinishReason: "stop",
+				Usage: &react.Usage{InputTokens: 19, OutputTokens: 12}},
+			Reason: "a plain answer is text only, with the response's id, model, finish reason and usage",
 		},
 		{
 			Name: "parallel tool calls", Reply: reply{File: "completion_parallel_tool_calls.json"},
 			Want: react.Response{Text: "Let me look at both sites.", ToolCalls: []react.ToolCall{
 				{ID: "call_8qty38hyfCUkbQ7dvdGs3uFm", Name: "site_get", Args: json.RawMessage(`{"site_id":"bakery"}`)},
 				{ID: "call_F4ocGPGtVs0VhHAdLJbjsTtg", Name: "site_get", Args: json.RawMessage(`{"site_id":"florist"}`)},
-			}},
+			}, ID: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG", Model: "gpt-4.1-2025-04-14", FinishReason: "tool_calls",
+				Usage: &react.Usage{InputTokens: 82, OutputTokens: 44}},
 			Reason: "every tool call comes back in order with its id",
 		},
 		{
 			Name: "truncated arguments", Reply: reply{File: "completion_invalid_args.json"},
 			Want: react.Response{ToolCalls: []react.ToolCall{
 				{ID: "call_Yq0bM2fTb5k3m0Wc8q1xQ9Zr", Name: "site_publish", Args: json.RawMessage(`{"site_id": "bakery", "title": "Fresh br`)},
-			}},
-			Reason: "invalid JSON arguments are kept verbatim; the core classifies them",
+			}, ID: "chatcmpl-C1truncated0000000000000000", Model: "gpt-4.1-mini-2025-04-14", FinishReason: "length",
+				Usage: &react.Usage{InputTokens: 120, OutputTokens: 16}},
+			Reason: "invalid JSON arguments are kept verbatim; the core classifies them; the finish reason says why",
 		},
 		{
 			Name: "refusal", Reply: reply{File: "completion_refusal.json"},
-			Want:   react.Response{Text: "I'm sorry, I can't help with that."},
+			Want: react.Response{Text: "I'm sorry, I can't help with that.",
+				ID: "chatcmpl-C2refusal00000000000000000", Model: "gpt-4.1-2025-04-14", FinishReason: "stop",
+				Usage: &react.Usage{InputTokens: 30, OutputTokens: 10}},
 			Reason: "a refusal without content is the text",
 		},
 		{
@@ -144,8 +153,21 @@ func TestGenerateParsesResponses(t *testing.T) {
 			Want: react.Response{ToolCalls: []react.ToolCall{
 				{ID: "call_chatcmpl-612_0", Name: "site_get", Args: json.RawMessage(`{"site_id":"bakery"}`)},
 				{ID: "call_chatcmpl-612_1", Name: "site_list"},
-			}},
+			}, ID: "chatcmpl-612", Model: "qwen3:8b", FinishReason: "tool_calls",
+				Usage: &react.Usage{InputTokens: 200, OutputTokens: 30}},
 			Reason: "missing ids are derived from the completion id so results can pair; empty arguments are nil",
+		},
+		{
+			Name: "cached input and reasoning", Reply: reply{File: "completion_cached_reasoning.json"},
+			Want: react.Response{Text: "Both sites are published.",
+				ID: "chatcmpl-C3cached0000000000000000000", Model: "o4-mini-2025-04-16", FinishReason: "stop",
+				Usage: &react.Usage{InputTokens: 2306, OutputTokens: 410, CachedInputTokens: 1920, ReasoningTokens: 384}},
+			Reason: "prompt_tokens already include the cached ones and completion_tokens the reasoning ones: the details are parts, not additions",
+		},
+		{
+			Name: "no usage", Reply: reply{File: "completion_no_usage.json"},
+			Want:   react.Response{Text: "Done.", ID: "chatcmpl-841", Model: "llama3.1:8b", FinishReason: "stop"},
+			Reason: "a server that reports no usage gives a nil Usage, never a usage of zeros",
 		},
 	})
 }
@@ -186,6 +208,13 @@ func TestNewPanicsWithoutModelName(t *testing.T) {
 	assert.PanicsWithValue(t, "openai: New with an empty model name", func() {
 		openai.New(client(t, "http://127.0.0.1:1/"), "", nil)
 	})
+}
+
+func TestDescribe(t *testing.T) {
+	m := openai.New(sdk.NewClient(), "gpt-4.1", nil)
+	assert.Equal(t, react.ModelInfo{Provider: "openai", Name: "gpt-4.1"}, m.Describe())
+	m = openai.New(sdk.NewClient(), "deepseek-chat", &openai.Options{Provider: "deepseek"})
+	assert.Equal(t, react.ModelInfo{Provider: "deepseek", Name: "deepseek-chat"}, m.Describe(), "Options.Provider tells a compatible server apart")
 }
 
 func TestName(t *testing.T) {

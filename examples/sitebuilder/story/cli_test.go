@@ -126,3 +126,16 @@ func TestSynopsisNamesEveryFlag(t *testing.T) {
 	}
 	assert.Equal(t, 5, flags, "flags in the usage of ParseFlags:\n%s", usage.String())
 }
+
+// A program defines its own flags next to the shared ones.
+func TestParseFlagsWith(t *testing.T) {
+	var spans bool
+	cfg, err := story.ParseFlagsWith([]string{"-spans", "-approve"}, &bytes.Buffer{}, func(fs *flag.FlagSet) {
+		fs.BoolVar(&spans, "spans", false, "print spans")
+	})
+	require.NoError(t, err)
+	assert.True(t, spans, "the program's flag is parsed")
+	assert.True(t, cfg.Approve, "the shared flags still are")
+	_, err = story.ParseFlags([]string{"-spans"}, &bytes.Buffer{})
+	assert.Error(t, err, "without the definition the flag is unknown")
+}

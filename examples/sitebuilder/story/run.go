@@ -60,6 +60,10 @@ type Config struct {
 	// State over the same database finds the waiting run, gets the user's
 	// decision, resumes it (ResumeRun) and tells the rest.
 	State *State
+	// Observer, when set, also receives the events of every loop value of
+	// the story (after the trace printer and the log), e.g. the
+	// OpenTelemetry observer of adapters/otel; nil means none.
+	Observer react.Observer
 }
 
 // State is the durable state of a story that spans processes (see
@@ -138,10 +142,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		logs = cfg.Log
 	}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
-	obs := react.Observer(p)
+	var logObs react.Observer
 	if cfg.Log != nil {
-		obs = react.Observers(p, react.NewLogObserver(logger))
+		logObs = react.NewLogObserver(logger)
 	}
+	obs := react.Observers(p, logObs, cfg.Observer)
 	newLoop := func() (*react.Loop, error) {
 		c := react.Config{Model: cfg.Model, Tools: tools, Lang: cfg.Lang, Guards: stores, Observer: obs, Logger: logger}
 		if cfg.RunID != "" {

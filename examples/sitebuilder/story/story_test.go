@@ -312,3 +312,32 @@ func TestRunSharesNothingBetweenStories(t *testing.T) {
 		assert.Contains(t, out, `output site_id = "site-1001"`)
 	}
 }
+
+// counter counts the events an extra observer receives.
+type counter struct {
+	react.NopObserver
+	tools, suspended, finished int
+}
+
+func (c *counter) OnToolInvoked(context.Context, react.ToolEvent)  { c.tools++ }
+func (c *counter) OnSuspended(context.Context, react.SuspendEvent) { c.suspended++ }
+func (c *counter) OnFinished(context.Context, react.EndEvent)      { c.finished++ }
+
+// Config.Observer receives the events of every loop value of the story,
+// the resumed ones included.
+func TestRunExtraObserver(t *testing.T) {
+	c := &counter{}
+	res, _, err := tell(t, story.Config{Model: story.Scripted(), Approve: true, Observer: c})
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	assert.Equal(t, 1, c.suspended, "the suspension, reported by the first loop value")
+	assert.Equal(t, 1, c.finished, "the end, reported by the loop value that resumed")
+	tools := 0
+	for _, m := range res.Transcript {
+		if m.Role == react.RoleTool {
+			tools++
+		}
+	}
+	assert.Equal(t, tools, c.tools, "every call of the story, one event per tool message (none was skipped)")
+	assert.Equal(t, 8, c.tools)
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -257,6 +258,9 @@ func siteTools(create *reacttest.Fake) (listWebsites, listSpaces, createSite *re
 	listWebsites = reacttest.Succeed("list_websites", websites)
 	listSpaces = reacttest.Succeed("list_spaces", spaces)
 	create.Write()
+	create.Tool.InputSchema = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"name": {Type: "string"}, "space_id": {Type: "string"},
+	}}
 	create.Tool.Params = map[string]tool.Source{"space_id": tool.Result("list_spaces", "id")}
 	return listWebsites, listSpaces, create
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"slices"
 	"strconv"
 	"sync"
@@ -38,9 +39,9 @@ func (e *SyntaxError) Unwrap() error { return ErrInvalidJSON }
 
 // Canonical returns the canonical form of the JSON value in args (see the
 // package documentation for the rules). Two inputs that differ only in
-// object key order, insignificant whitespace, string escaping or duplicate
-// keys have the same canonical form, and Canonical(Canonical(x)) equals
-// Canonical(x). Input that is not exactly one JSON value, empty input
+// object key order, insignificant whitespace, string escaping, duplicate
+// keys or the spelling of numerically equal numbers have the same
+// canonical form, and Canonical(Canonical(x)) equals Canonical(x). Input that is not exactly one JSON value, empty input
 // included, yields an error wrapping [ErrInvalidJSON] and no bytes. It never
 // panics and is safe for concurrent use.
 func Canonical(args json.RawMessage) ([]byte, error) {
@@ -158,14 +159,17 @@ func (c *canon) literal(lit string) error {
 	return nil
 }
 
-// number validates a JSON number and copies it as written.
+// number validates a JSON number and writes its canonical form (see
+// appendNumber).
 func (c *canon) number() error {
-	start := c.pos
 	in := c.in
 	i := c.pos
+	neg := false
 	if in[i] == '-' {
+		neg = true
 		i++
 	}
+	intStart := i
 	switch {
 	case i < len(in) && in[i] == '0':
 		i++
@@ -177,32 +181,144 @@ func (c *canon) number() error {
 		c.pos = i
 		return c.fail("expected a digit")
 	}
+	intEnd := i
+	fracStart, fracEnd := i, i
 	if i < len(in) && in[i] == '.' {
 		i++
 		if i >= len(in) || !isDigit(in[i]) {
 			c.pos = i
 			return c.fail("expected a digit after the decimal point")
 		}
+		fracStart = i
 		for i < len(in) && isDigit(in[i]) {
 			i++
 		}
+		fracEnd = i
 	}
+	expNeg := false
+	expStart, expEnd := i, i
 	if i < len(in) && (in[i] == 'e' || in[i] == 'E') {
 		i++
 		if i < len(in) && (in[i] == '+' || in[i] == '-') {
+			expNeg = in[i] == '-'
 			i++
 		}
 		if i >= len(in) || !isDigit(in[i]) {
 			c.pos = i
 			return c.fail("expected a digit in the exponent")
 		}
+		expStart = i
 		for i < len(in) && isDigit(in[i]) {
 			i++
 		}
+		expEnd = i
 	}
-	c.out = append(c.out, in[start:i]...)
 	c.pos = i
+	c.appendNumber(neg, in[intStart:intEnd], in[fracStart:fracEnd], expNeg, in[expStart:expEnd])
 	return nil
+}
+
+// appendNumber writes the canonical form of the number
+// (-)int.frac e(-)exp, whose digit strings were validated: one text per
+// numeric value, exactly (no floating-point rounding, whatever the number
+// of digits or the size of the exponent). The value is D × 10^E with D the
+// significant digits (no leading or trailing zeros); with p = len(D) + E,
+// the position of the decimal point, it is written as ECMAScript writes
+// numbers (Number::toString), but with every digit kept:
+//
+//	zero (any sign, any exponent)   0
+//	E >= 0 and p <= 21              D followed by E zeros        1, 100, 123000
+//	0 < p <= 21                     D with a point after p digits 1.5, 12.25
+//	-6 < p <= 0                     0. then -p zeros, then D      0.001, 0.0625
+//	otherwise                       d.ddd e(p-1)                 1e21, 1.5e-7, 9e999999999999999999999
+//
+// with a leading minus sign for a negative value. The form is a JSON
+// number and canonical itself, so canonicalising it again gives it back.
+func (c *canon) appendNumber(neg bool, intPart, frac []byte, expNeg bool, exp []byte) {
+	l := len(intPart) + len(frac)
+	digit := func(k int) byte {
+		if k < len(intPart) {
+			return intPart[k]
+		}
+		return frac[k-len(intPart)]
+	}
+	lead := 0
+	for lead < l && digit(lead) == '0' {
+		lead++
+	}
+	if lead == l {
+		c.out = append(c.out, '0')
+		return
+	}
+	last := l
+	for digit(last-1) == '0' {
+		last--
+	}
+	n := last - lead
+	adj := (l - last) - len(frac) // E = exponent + adj
+	appendDigits := func(from, to int) {
+		for k := from; k < to; k++ {
+			c.out = append(c.out, digit(k))
+		}
+	}
+	if neg {
+		c.out = append(c.out, '-')
+	}
+	for len(exp) > 1 && exp[0] == '0' {
+		exp = exp[1:]
+	}
+	if len(exp) > 18 {
+		// |exponent| >= 10^18: p is far outside every fixed form (adj is
+		// bounded by the input's length). Exact scientific form.
+		e, _ := new(big.Int).SetString(string(exp), 10)
+		if expNeg {
+			e.Neg(e)
+		}
+		e.Add(e, big.NewInt(int64(adj+n-1)))
+		c.scientific(appendDigits, lead, last)
+		c.out = e.Append(c.out, 10)
+		return
+	}
+	var e int64
+	for _, b := range exp {
+		e = e*10 + int64(b-'0')
+	}
+	if expNeg {
+		e = -e
+	}
+	bigE := e + int64(adj)
+	p := int64(n) + bigE
+	switch {
+	case bigE >= 0 && p <= 21:
+		appendDigits(lead, last)
+		for range bigE {
+			c.out = append(c.out, '0')
+		}
+	case p > 0 && p <= 21:
+		appendDigits(lead, lead+int(p))
+		c.out = append(c.out, '.')
+		appendDigits(lead+int(p), last)
+	case p > -6 && p <= 0:
+		c.out = append(c.out, '0', '.')
+		for range -p {
+			c.out = append(c.out, '0')
+		}
+		appendDigits(lead, last)
+	default:
+		c.scientific(appendDigits, lead, last)
+		c.out = strconv.AppendInt(c.out, p-1, 10)
+	}
+}
+
+// scientific writes the significant digits as d.ddd followed by "e"; the
+// caller appends the exponent.
+func (c *canon) scientific(appendDigits func(from, to int), lead, last int) {
+	appendDigits(lead, lead+1)
+	if last-lead > 1 {
+		c.out = append(c.out, '.')
+		appendDigits(lead+1, last)
+	}
+	c.out = append(c.out, 'e')
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }

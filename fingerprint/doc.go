@@ -20,13 +20,27 @@
 //     character, \u escapes and "\/" included, is written as literal UTF-8;
 //     invalid UTF-8 bytes and lone surrogates become U+FFFD, as
 //     encoding/json decodes them;
-//   - numbers are kept exactly as written (they are validated, not
-//     reformatted: 1.0 and 1 stay different, so a tool that cares about the
-//     literal sees what the model sent, and no precision is lost);
+//   - numbers are written by value, exactly: numerically equal numbers
+//     have one form (1, 1.0, 1.00, 1e0, 10E-1 and 0.1e1 are all 1; -0 is
+//     0), computed on the decimal digits, never through float64, so no
+//     digit is lost however long the number or large its exponent
+//     (9007199254740993 and 9007199254740992 stay apart, and so do
+//     1e1000000000000000000000 and 1e1000000000000000000001). The form is
+//     ECMAScript's (plain digits while the decimal point is within 21
+//     digits of the number's start and at most 6 zeros after it, otherwise
+//     d.ddde±x) with every significant digit kept: 100, 1.5, 0.000001,
+//     1e-7, 1e21, 1.2345678901234567890123e22;
 //   - true, false and null as they are.
 //
 // The form is idempotent: Canonical(Canonical(x)) == Canonical(x) for every
 // valid x. Nesting deeper than [MaxDepth] is refused.
+//
+// What is not equated: a number and a string that spells it (1 and "1"),
+// strings that differ only in letter case or Unicode normalisation (é as
+// one code point or two), arrays in another order, an absent key and a key
+// whose value is null, and 1.0000000000000000000001 and 1 (numbers are
+// equal only when their values are). Tools whose arguments mean the same
+// thing in more ways than these must fingerprint them themselves.
 //
 // # Fingerprints
 //

@@ -9,7 +9,7 @@ import (
 func ExampleCanonical() {
 	out, err := fingerprint.Canonical([]byte(`{ "b": [1, 2.50, {"y": true, "x": null}], "a": "caf\u00e9 \/" }`))
 	fmt.Println(string(out), err)
-	// Output: {"a":"café /","b":[1,2.50,{"x":null,"y":true}]} <nil>
+	// Output: {"a":"café /","b":[1,2.5,{"x":null,"y":true}]} <nil>
 }
 
 func ExampleOf() {

@@ -14,7 +14,8 @@ const Size = 32
 // Of returns the fingerprint of a call of tool with args: the hex SHA-256
 // (truncated to [Size] characters) of the tool name and the canonical form
 // of args. Arguments that differ only in key order, whitespace, string
-// escaping or duplicate keys share a fingerprint; different tools never do
+// escaping, duplicate keys or the spelling of equal numbers (1, 1.0, 1e0)
+// share a fingerprint; different tools never do
 // for the same arguments (the name is length-prefixed). Empty args, or args
 // of only whitespace, count as the empty object {} (a model calling a tool
 // without parameters sends either). Args that are not JSON yield "" and an

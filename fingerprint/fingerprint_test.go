@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,7 +25,7 @@ func TestCanonical(t *testing.T) {
 		{"nested", `{"z":{"d":1,"c":[{"f":1,"e":2}]},"a":0}`, `{"a":0,"z":{"c":[{"e":2,"f":1}],"d":1}}`, "nested objects are sorted too"},
 		{"duplicate keys", `{"a":1,"b":2,"a":3}`, `{"a":3,"b":2}`, "the last duplicate wins, as in encoding/json"},
 		{"duplicate keys sorted", `{"a":1,"a":2}`, `{"a":2}`, "adjacent duplicates are detected"},
-		{"numbers as written", `[1.0,1,-0,1e5,1E+5,0.5e-3]`, `[1.0,1,-0,1e5,1E+5,0.5e-3]`, "numbers are validated, not reformatted"},
+		{"numbers by value", `[1.0,1,-0,1e5,1E+5,0.5e-3]`, `[1,1,0,100000,100000,0.0005]`, "numerically equal numbers are written alike, exactly"},
 		{"literals", `[true,false,null]`, `[true,false,null]`, "literals are kept"},
 		{"empty containers", `{"a":{},"b":[]}`, `{"a":{},"b":[]}`, "empty containers survive"},
 		{"unicode escape", `"caf\u00e9"`, `"café"`, "\\u escapes of printable runes become UTF-8"},
@@ -214,19 +217,206 @@ func FuzzCanonical(f *testing.F) {
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("Canonical(Canonical(%q)) = %q, %v; want %q", in, again, err, out)
 		}
-		var a, b any
-		if json.Unmarshal(in, &a) == nil {
-			if err := json.Unmarshal(out, &b); err != nil {
-				t.Fatalf("Unmarshal(Canonical(%q)): %v", in, err)
+		a, aerr := decodeNumbers(in)
+		if aerr == nil {
+			b, err := decodeNumbers(out)
+			if err != nil {
+				t.Fatalf("decode(Canonical(%q)): %v", in, err)
 			}
-			ja, _ := json.Marshal(a)
-			jb, _ := json.Marshal(b)
-			if !bytes.Equal(ja, jb) {
-				t.Fatalf("Canonical(%q) = %q changes the meaning: %s vs %s", in, out, ja, jb)
+			if !sameMeaning(a, b) {
+				t.Fatalf("Canonical(%q) = %q changes the meaning", in, out)
 			}
 		}
 		if _, err := fingerprint.Of("t", in); err != nil {
 			t.Fatalf("Of(t, %q): %v", in, err)
 		}
 	})
+}
+
+// decodeNumbers decodes one JSON value keeping numbers as json.Number.
+func decodeNumbers(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// sameMeaning compares two decoded values; numbers compare by their
+// correctly rounded float64 value (±Inf past the range, so that the
+// comparison never needs the exact value of a huge exponent: exactness is
+// FuzzNumberClasses' job), which holds -0 and 0 equal.
+func sameMeaning(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameMeaning(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameMeaning(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		y, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		fx, _ := strconv.ParseFloat(string(x), 64)
+		fy, _ := strconv.ParseFloat(string(y), 64)
+		return fx == fy
+	default:
+		return a == b
+	}
+}
+
+// TestNumberClasses: numbers that are numerically equal have one
+// canonical form, exactly, and numbers that differ anywhere (beyond
+// float64's precision, or only in an exponent of 10^18 and more) do not.
+func TestNumberClasses(t *testing.T) {
+	classes := []struct {
+		name   string
+		same   []string
+		want   string
+		reason string
+	}{
+		{"one", []string{"1", "1.0", "1.00", "1e0", "10E-1", "0.1e1", "1E+0", "100e-2", "0.001e3", "1e-0"}, "1", "the issue's case: integers, decimals and exponents"},
+		{"zero", []string{"0", "-0", "0.0", "-0.0e-5", "0e99", "0e1000000000000000000000"}, "0", "every zero, of any sign and exponent"},
+		{"hundred", []string{"100", "1e2", "1E+2", "10e1", "1000e-1"}, "100", "an integer with trailing zeros"},
+		{"fraction", []string{"1.5", "15e-1", "0.15e1", "1.50", "150e-2"}, "1.5", "a decimal fraction"},
+		{"negative", []string{"-1.5", "-15e-1", "-0.150e1"}, "-1.5", "the sign is kept"},
+		{"small", []string{"0.000001", "1e-6", "0.1e-5"}, "0.000001", "up to six zeros after the point stay fixed"},
+		{"smaller", []string{"0.0000001", "1e-7", "10e-8"}, "1e-7", "from seven on, scientific"},
+		{"large", []string{"100000000000000000000", "1e20"}, "100000000000000000000", "21 digits stay fixed"},
+		{"larger", []string{"1000000000000000000000", "1e21", "10e20"}, "1e21", "from 22 digits on, scientific"},
+		{"beyond 2^53", []string{"9007199254740993", "9007199254740993.0", "9.007199254740993e15"}, "9007199254740993", "exact: no float64 rounding"},
+		{"long fraction", []string{"0.30000000000000000000000000001", "3.0000000000000000000000000001e-1"}, "0.30000000000000000000000000001", "every digit kept"},
+		{"huge exponent", []string{"1e1000000000000000000000", "10e999999999999999999999", "0.1e1000000000000000000001"}, "1e1000000000000000000000", "exponents beyond int64 are exact too"},
+		{"tiny exponent", []string{"1.23e-1000000000000000000005", "123e-1000000000000000000007"}, "1.23e-1000000000000000000005", "negative huge exponents"},
+	}
+	for _, tc := range classes {
+		for _, in := range tc.same {
+			got, err := fingerprint.Canonical([]byte(in))
+			require.NoErrorf(t, err, "Canonical(%s)", in)
+			assert.Equalf(t, tc.want, string(got), "Canonical(%s) = %s; want %s (%s: %s)", in, got, tc.want, tc.name, tc.reason)
+			fa, err := fingerprint.Of("t", []byte(`{"n":`+in+`}`))
+			require.NoError(t, err)
+			fb, err := fingerprint.Of("t", []byte(`{"n":`+tc.want+`}`))
+			require.NoError(t, err)
+			assert.Equalf(t, fa, fb, "Of(n=%s) != Of(n=%s): equal numbers must fingerprint the same", in, tc.want)
+		}
+	}
+	different := [][2]string{
+		{"9007199254740993", "9007199254740992"},
+		{"1", "1.0000000000000000000000000001"},
+		{"1e1000000000000000000000", "1e1000000000000000000001"},
+		{"0.1", "0.10000000000000001"},
+		{"1", "-1"},
+		{"1", `"1"`},
+	}
+	for _, d := range different {
+		a, _ := fingerprint.Canonical([]byte(d[0]))
+		b, _ := fingerprint.Canonical([]byte(d[1]))
+		assert.NotEqualf(t, string(a), string(b), "Canonical(%s) = Canonical(%s) = %s; want different numbers kept apart", d[0], d[1], a)
+	}
+}
+
+// FuzzNumberClasses proves the equality classes of numbers: one value
+// (mant × 10^exp) written five ways — scientific, with a decimal point,
+// with leading zeros, with trailing zeros, with padded exponent digits and
+// either exponent letter — has one canonical form; that form denotes the
+// same value exactly (compared as big.Rat); and the next value (mant+1)
+// has another.
+func FuzzNumberClasses(f *testing.F) {
+	f.Add(uint64(1), uint8(0), int16(0), uint8(0), false, false)
+	f.Add(uint64(15), uint8(1), int16(-8), uint8(3), true, true)
+	f.Add(uint64(9007199254740993), uint8(5), int16(300), uint8(7), false, true)
+	f.Add(uint64(0), uint8(2), int16(-30000), uint8(1), true, false)
+	f.Fuzz(func(t *testing.T, mant uint64, point uint8, exp int16, pad uint8, neg, upper bool) {
+		m := strconv.FormatUint(mant, 10)
+		sign := ""
+		if neg {
+			sign = "-"
+		}
+		e := "e"
+		if upper {
+			e = "E"
+		}
+		expText := func(x int) string {
+			if x >= 0 && upper {
+				return "+" + strconv.Itoa(x)
+			}
+			return strconv.Itoa(x)
+		}
+		x := int(exp)
+		k := int(point) % (len(m) + 1)
+		withPoint := m[:len(m)-k] + "." + m[len(m)-k:]
+		switch {
+		case k == 0:
+			withPoint = m + ".0"
+		case k == len(m):
+			withPoint = "0." + m
+		}
+		zeros := strings.Repeat("0", int(pad%8))
+		trailing := m + zeros
+		if mant == 0 {
+			trailing = "0.0" + zeros // JSON has no leading zeros: 00 is not a number
+		}
+		spellings := []string{
+			sign + m + e + expText(x),
+			sign + withPoint + e + expText(x+k),
+			sign + "0." + zeros + m + e + expText(x+len(m)+len(zeros)),
+			sign + trailing + e + expText(x-len(zeros)),
+			sign + m + e + strings.Replace(expText(x), strconv.Itoa(abs(x)), zeros+strconv.Itoa(abs(x)), 1),
+		}
+		want, err := fingerprint.Canonical([]byte(spellings[0]))
+		if err != nil {
+			t.Fatalf("Canonical(%s): %v", spellings[0], err)
+		}
+		for _, s := range spellings[1:] {
+			got, err := fingerprint.Canonical([]byte(s))
+			if err != nil {
+				t.Fatalf("Canonical(%s): %v", s, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("Canonical(%s) = %s; Canonical(%s) = %s: the same number must have one form", s, got, spellings[0], want)
+			}
+		}
+		in, ok1 := new(big.Rat).SetString(spellings[0])
+		out, ok2 := new(big.Rat).SetString(string(want))
+		if !ok1 || !ok2 || in.Cmp(out) != 0 {
+			t.Fatalf("Canonical(%s) = %s denotes another value", spellings[0], want)
+		}
+		if mant < math.MaxUint64 {
+			next := sign + strconv.FormatUint(mant+1, 10) + e + expText(x)
+			other, err := fingerprint.Canonical([]byte(next))
+			if err != nil {
+				t.Fatalf("Canonical(%s): %v", next, err)
+			}
+			if bytes.Equal(other, want) {
+				t.Fatalf("Canonical(%s) = Canonical(%s) = %s: different numbers must stay apart", next, spellings[0], want)
+			}
+		}
+	})
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

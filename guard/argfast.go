@@ -123,6 +123,12 @@ func compileFast(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
 		for _, name := range s.Required {
 			i, ok := f.props[name]
 			if !ok {
+				if s.AdditionalProperties != nil {
+					// A required name that is no property is validated by
+					// additionalProperties (refused outright when it is
+					// false): leave that to the validator.
+					return nil, false
+				}
 				i = len(f.propSch)
 				f.props[name] = i
 				f.propSch = append(f.propSch, nil)

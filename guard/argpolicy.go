@@ -16,6 +16,7 @@ import (
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/prompt"
+	"github.com/reactguard/reactguard/tool"
 )
 
 // ArgPolicyFunc is a host's own check of a call's arguments, run by
@@ -23,9 +24,10 @@ import (
 // input schema. args is the decoded object (numbers are float64); the
 // function must not keep or change it. It returns nil to accept the call,
 // an [*ArgError] to refuse one field (naming it and what it expects), or
-// any other error to refuse the arguments as a whole; the error text
-// becomes the detail of the ARG_REJECTED reason the model reads, so it must
-// not carry secrets. An ArgPolicyFunc must be safe for concurrent use.
+// any other error to refuse the arguments as a whole; the error text (its
+// first line, clipped by tool.ClipDetail) becomes the detail of the
+// ARG_REJECTED reason the model reads, so it must not carry secrets. An
+// ArgPolicyFunc must be safe for concurrent use.
 type ArgPolicyFunc func(ctx context.Context, call invoker.Call, args map[string]any) error
 
 // ArgError is the refusal of one argument by an [ArgPolicyFunc].
@@ -83,12 +85,15 @@ const maxDetail = 300
 // checks the raw arguments of every call that has a tool:
 //
 //   - arguments that are not JSON, or not a JSON object: REJECTED
-//     ARG_JSON_INVALID, next step NEXT_FIX_JSON. Empty or blank arguments
+//     ARG_JSON_INVALID, next step NEXT_FIX_JSON, the detail in JSON words
+//     (tool.JSONDetail: "at byte 7: …", "the number 1e400 is out of
+//     range"). Empty or blank arguments
 //     count as {} (models send either for a tool without parameters);
 //   - an object that fails the tool's resolved input schema
 //     (tool.Tool.Resolved, validated by github.com/google/jsonschema-go):
 //     REJECTED ARG_REJECTED. The reason names the failing field as a
-//     dotted path ("items[].id") with the validator's words, or uses
+//     dotted path ("items[].id") with the validator's words rewritten by
+//     tool.SchemaDetail (no Go rendering of values or schemas), or uses
 //     REASON_MISSING_ARGUMENT for a missing required property; the next
 //     step NEXT_FIX_ARGS names the field and what it expects: the
 //     constraints of its schema as compact JSON, or for an argument the
@@ -201,7 +206,7 @@ func (ap *argPolicy) intercept(ctx context.Context, call invoker.Call, next invo
 	if !isBlank(call.Args) {
 		var v any
 		if err := json.Unmarshal(call.Args, &v); err != nil {
-			return ap.notJSON(call, jsonDetail(err)), nil
+			return ap.notJSON(call, tool.JSONDetail(err)), nil
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -240,7 +245,7 @@ func (ap *argPolicy) refused(call invoker.Call, err error) observation.Observati
 		}
 		expect, detail = ae.Expect, ae.Detail
 	}
-	detail = clip(detail)
+	detail = tool.ClipDetail(detail)
 	if expect == "" {
 		expect = detail
 	}
@@ -282,14 +287,14 @@ func (ap *argPolicy) schemaViolation(call invoker.Call, verr error) observation.
 			}
 			fieldText := ap.cat.List(fields)
 			return ap.rejectField(call, fieldText, expectNames(root, sub),
-				ap.cat.Reason(errcode.ArgRejected, "field", fieldText, "tool", call.Name, "detail", clip(detail)))
+				ap.cat.Reason(errcode.ArgRejected, "field", fieldText, "tool", call.Name, "detail", tool.ClipDetail(detail)))
 		}
 	}
 	if field == "" {
 		field = wholeArgs
 	}
 	return ap.rejectField(call, field, expectOf(root, sub),
-		ap.cat.Reason(errcode.ArgRejected, "field", field, "tool", call.Name, "detail", clip(detail)))
+		ap.cat.Reason(errcode.ArgRejected, "field", field, "tool", call.Name, "detail", tool.ClipDetail(tool.SchemaDetail(detail))))
 }
 
 // splitValidation returns the deepest schema path of a jsonschema-go
@@ -546,11 +551,6 @@ func clipTo(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-// jsonDetail returns the decoder's message without its "json: " prefix.
-func jsonDetail(err error) string {
-	return clip(strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // jsonKind names the JSON type of a decoded value.

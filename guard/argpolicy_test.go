@@ -59,9 +59,9 @@ func apSend(t *testing.T, opts guard.ArgPolicyOptions, tl *tool.Tool, args strin
 
 func TestArgPolicy_NotJSON(t *testing.T) {
 	tests := []struct{ name, args, detail, reason string }{
-		{"garbage", `not json`, "invalid character 'o' in literal null (expecting 'u')", "the decoder's words say what is wrong"},
-		{"truncated", `{"name":`, "unexpected end of JSON input", "a cut-off object is not JSON"},
-		{"trailing", `{} x`, "invalid character 'x' after top-level value", "one value only"},
+		{"garbage", `not json`, "at byte 2: invalid character 'o' in literal null (expecting 'u')", "the decoder's words say what is wrong"},
+		{"truncated", `{"name":`, "at byte 8: unexpected end of JSON input", "a cut-off object is not JSON"},
+		{"trailing", `{} x`, "at byte 4: invalid character 'x' after top-level value", "one value only"},
 		{"array", `["blog"]`, "got an array", "arguments must be an object"},
 		{"string", `"blog"`, "got a string", "arguments must be an object"},
 		{"number", `42`, "got a number", "arguments must be an object"},
@@ -103,12 +103,12 @@ func TestArgPolicy_SchemaViolation(t *testing.T) {
 	}{
 		{
 			"wrong type", `{"name":1}`, "name",
-			`argument name of create_site was rejected: type: 1 has type "integer", want "string"`,
+			`argument name of create_site was rejected: the value has type "integer", want "string"`,
 			`{"type":"string","enum":["blog","shop"]}`, "the field and its schema are named",
 		},
 		{
 			"not in enum", `{"name":"wiki"}`, "name",
-			`argument name of create_site was rejected: enum: wiki does not equal any of: [blog shop]`,
+			`argument name of create_site was rejected: the value is not one of the allowed values`,
 			`{"type":"string","enum":["blog","shop"]}`, "the allowed values are in the expectation",
 		},
 		{
@@ -118,27 +118,27 @@ func TestArgPolicy_SchemaViolation(t *testing.T) {
 		},
 		{
 			"fraction for integer", `{"name":"blog","count":1.5}`, "count",
-			`argument count of create_site was rejected: type: 1.5 has type "number", want "integer"`,
+			`argument count of create_site was rejected: the value has type "number", want "integer"`,
 			`{"type":"integer","minimum":1}`, "an integer is expected",
 		},
 		{
 			"nested array item", `{"name":"blog","items":[{"id":1},{"id":"x"}]}`, "items[].id",
-			`argument items[].id of create_site was rejected: type: x has type "string", want "integer"`,
+			`argument items[].id of create_site was rejected: the value has type "string", want "integer"`,
 			`{"type":"integer"}`, "the path walks arrays and objects",
 		},
 		{
 			"nested array of array", `{"name":"blog","items":[{"id":1,"tags":[7]}]}`, "items[].tags[]",
-			`argument items[].tags[] of create_site was rejected: type: 7 has type "integer", want "string"`,
+			`argument items[].tags[] of create_site was rejected: the value has type "integer", want "string"`,
 			`{"type":"string"}`, "nested arrays are walked too",
 		},
 		{
 			"wrong container", `{"name":"blog","items":{"id":1}}`, "items",
-			`argument items of create_site was rejected: type: map[id:1] has type "object", want one of "null, array"`,
+			`argument items of create_site was rejected: the value has type "object", want one of "null, array"`,
 			`{"type":["null","array"],"items":{"type":"object","required":["id"]}}`, "an array's expectation shows its items",
 		},
 		{
 			"map value", `{"name":"blog","labels":{"a":"x"}}`, "labels.*",
-			`argument labels.* of create_site was rejected: type: x has type "string", want "integer"`,
+			`argument labels.* of create_site was rejected: the value has type "string", want "integer"`,
 			`{"type":"integer"}`, "additionalProperties values are named with *",
 		},
 		{

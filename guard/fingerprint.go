@@ -9,6 +9,7 @@ import (
 	"github.com/reactguard/reactguard/fingerprint"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
+	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/prompt"
 )
 
@@ -91,11 +92,16 @@ func (g *fingerprintGuard) intercept(ctx context.Context, call invoker.Call, nex
 }
 
 // gist is a short, language-neutral text of a record: its outcome, its
-// code when it failed, and the start of its payload or its reference.
+// code when it failed, and for a success the start of its payload or its
+// reference. A failure's payload (a response body) is never shown: the
+// model did not see it when the call failed either.
 func gist(r evidence.Record) string {
 	s := r.Outcome.String()
 	if r.Code != 0 {
 		s += " " + r.Code.String()
+	}
+	if r.Outcome != outcome.Success {
+		return s
 	}
 	switch {
 	case len(r.Payload) > 0:

@@ -22,9 +22,9 @@ import (
 // ParamPolicy is a host's own check of a parameter value, run by
 // [ParamContract] after the value passed its source check. It returns nil
 // to accept value (the parameter's raw JSON), or an error whose text says
-// why the value is refused; that text becomes the detail of the
-// PARAM_PROVENANCE_REJECTED reason the model reads, so it must not carry
-// secrets. A ParamPolicy must be safe for concurrent use and must not
+// why the value is refused; that text (its first line, clipped by
+// tool.ClipDetail) becomes the detail of the PARAM_PROVENANCE_REJECTED
+// reason the model reads, so it must not carry secrets. A ParamPolicy must be safe for concurrent use and must not
 // block for long; it has no way to report an infrastructure failure.
 type ParamPolicy func(ctx context.Context, call invoker.Call, param string, value json.RawMessage) error
 
@@ -198,7 +198,7 @@ func (pc *paramContract) check(ctx context.Context, call invoker.Call, name stri
 	if pc.policy != nil {
 		if err := pc.policy(ctx, call, name, raw); err != nil {
 			return observation.Rejected(errcode.ParamProvenanceRejected,
-				pc.cat.Reason(errcode.ParamProvenanceRejected, "tool", call.Tool.Name, "param", name, "detail", err.Error()),
+				pc.cat.Reason(errcode.ParamProvenanceRejected, "tool", call.Tool.Name, "param", name, "detail", tool.ClipDetail(err.Error())),
 				pc.cat.Text(prompt.NextProvenanceRejected, "param", name, "tool", call.Tool.Name)), nil
 		}
 	}

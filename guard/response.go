@@ -106,12 +106,13 @@ func (rc *responseContract) apply(t *tool.Tool, obs observation.Observation, exe
 		}
 	}()
 	if c.Output != nil {
-		if detail, ok := rc.checkShape(c, data); !ok {
-			return rc.invalid(t.Name, detail, data)
+		if detail, ok, cause := rc.checkShape(c, data); !ok {
+			return rc.invalid(t.Name, detail, data).WithCause(cause)
 		}
 	}
 	if c.Business != nil {
 		if failed, downstream, message := c.Business(data); failed {
+			message, downstream = tool.ClipDetail(message), tool.ClipDetail(downstream)
 			if message == "" {
 				message = t.Name
 			}
@@ -149,8 +150,11 @@ func (rc *responseContract) invalid(name, detail string, data any) observation.O
 		rc.cat.Text(prompt.NextResultInvalid, "tool", name), data)
 }
 
-// checkShape validates the JSON encoding of data against c's output schema.
-func (rc *responseContract) checkShape(c *tool.Contract, data any) (string, bool) {
+// checkShape validates the JSON encoding of data against c's output
+// schema. On failure it returns the detail for the model (the location and
+// tool.SchemaDetail's words, never Go renderings of the result) and the
+// raw error for the log.
+func (rc *responseContract) checkShape(c *tool.Contract, data any) (string, bool, error) {
 	rs := c.ResolvedOutput()
 	if rs == nil {
 		v, ok := rc.schemas.Load(c)
@@ -160,7 +164,7 @@ func (rc *responseContract) checkShape(c *tool.Contract, data any) (string, bool
 		}
 		s := v.(resolvedSchema)
 		if s.err != nil {
-			return rc.clip("the output schema is unusable: " + s.err.Error()), false
+			return "the output schema cannot be used", false, s.err
 		}
 		rs = s.rs
 	}
@@ -170,17 +174,22 @@ func (rc *responseContract) checkShape(c *tool.Contract, data any) (string, bool
 	} else {
 		var err error
 		if b, err = json.Marshal(data); err != nil {
-			return rc.clip("the result is not JSON: " + err.Error()), false
+			return "the result cannot be encoded as JSON", false, err
 		}
 	}
 	var instance any
 	if err := json.Unmarshal(b, &instance); err != nil {
-		return rc.clip("the result is not JSON: " + err.Error()), false
+		return "the result is not JSON", false, err
 	}
 	if err := rs.Validate(instance); err != nil {
-		return rc.clip(err.Error()), false
+		path, detail := splitValidation(err.Error())
+		detail = tool.SchemaDetail(detail)
+		if path != "root" {
+			detail = path + ": " + detail
+		}
+		return rc.clip(detail), false, err
 	}
-	return "", true
+	return "", true, nil
 }
 
 // clip shortens s to the configured detail length on a rune boundary.

@@ -152,7 +152,8 @@ func TestResponseContract_SchemaOutsideCatalog(t *testing.T) {
 	bad := &tool.Tool{Name: "list_sites", Contract: &tool.Contract{Output: &jsonschema.Schema{Ref: "#/nowhere"}}}
 	obs := rcSend(t, guard.ResponseContractOptions{}, bad, []string{})
 	assert.Equal(t, errcode.ToolResultInvalid, obs.Code(), "an unusable schema fails the result: nothing vouches for its shape")
-	assert.Contains(t, obs.Reason(), "the output schema is unusable")
+	assert.Contains(t, obs.Reason(), "the output schema cannot be used")
+	assert.Error(t, obs.Cause(), "the resolver's error is the cause, for the log")
 }
 
 func TestResponseContract_ShapeCheckedBeforeBusiness(t *testing.T) {

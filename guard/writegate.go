@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/fingerprint"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -164,6 +166,16 @@ func IdempotencyKey(run, fp string) string {
 	return string(key[:]) // the one allocation
 }
 
+// syntaxDetail describes for the model why arguments are not JSON: the
+// canonicaliser's offset and message, without its package prefix.
+func syntaxDetail(err error) string {
+	var se *fingerprint.SyntaxError
+	if errors.As(err, &se) {
+		return tool.ClipDetail("at byte " + strconv.Itoa(se.Offset) + ": " + se.Msg)
+	}
+	return "not valid JSON"
+}
+
 // maxClaims bounds how often one call tries to claim its key after a
 // verification released it; past it, someone else holds the key.
 const maxClaims = 3
@@ -176,8 +188,8 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	fp, err := callFingerprint(&call)
 	if err != nil {
 		return observation.Rejected(errcode.ArgJSONInvalid,
-			g.cat.Reason(errcode.ArgJSONInvalid, "tool", call.Name, "detail", err.Error()),
-			g.cat.Text(prompt.NextFixJSON, "tool", call.Name)), nil
+			g.cat.Reason(errcode.ArgJSONInvalid, "tool", call.Name, "detail", syntaxDetail(err)),
+			g.cat.Text(prompt.NextFixJSON, "tool", call.Name)).WithCause(err), nil
 	}
 	if call.IdempotencyKey == "" {
 		call.IdempotencyKey = IdempotencyKey(call.Run, fp)

@@ -3,6 +3,7 @@ package invoker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -115,6 +116,7 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 		defer cancel()
 	}
 	req := tool.Request{
+		Run:            call.Run,
 		CallID:         call.ID,
 		Args:           call.Args,
 		Attempt:        max(call.Attempt, 1),
@@ -125,7 +127,8 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 		inv.log().LogAttrs(ctx, slog.LevelError, "invoker: tool panicked",
 			slog.String("tool", name), slog.String("call_id", call.ID),
 			slog.Any("panic", p.value), slog.String("stack", string(p.stack)))
-		return inv.failed(name, errcode.ToolError, inv.cat.Text(prompt.ReasonToolPanicked, "tool", name)), nil
+		return inv.failed(name, errcode.ToolError, inv.cat.Text(prompt.ReasonToolPanicked, "tool", name)).
+			WithCause(fmt.Errorf("invoker: tool %s panicked: %v", name, p.value)), nil
 	}
 	if err == nil {
 		return observation.Success(inv.cat.Text(prompt.ResultToolSucceeded, "tool", name), result), nil
@@ -137,10 +140,19 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 		inv.log().LogAttrs(ctx, slog.LevelError, "invoker: tool error panicked while classified",
 			slog.String("tool", name), slog.String("call_id", call.ID),
 			slog.Any("panic", p.value), slog.String("stack", string(p.stack)))
-		return inv.failed(name, errcode.ToolError, inv.cat.Text(prompt.ReasonToolPanicked, "tool", name)), nil
+		return inv.failed(name, errcode.ToolError, inv.cat.Text(prompt.ReasonToolPanicked, "tool", name)).
+			WithCause(fmt.Errorf("invoker: tool %s: its error panicked while classified: %v", name, p.value)), nil
 	}
 	if v.cancelled != nil {
 		return observation.Observation{}, v.cancelled
+	}
+	if v.detail == "" {
+		// The error carries nothing written for the model: say only what
+		// the runtime itself knows.
+		v.detail = inv.cat.Text(prompt.DetailWithheld)
+		if v.code == errcode.ToolTimeout && timeout > 0 && runCtx.Err() != nil {
+			v.detail = inv.cat.Text(prompt.DetailDeadline, "timeout", timeout.String())
+		}
 	}
 	if lg := inv.log(); lg.Enabled(ctx, slog.LevelDebug) {
 		lg.LogAttrs(ctx, slog.LevelDebug, "invoker: tool call classified",
@@ -154,11 +166,11 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 			if reason == "" {
 				reason = inv.cat.Reason(r.Code(), "tool", name)
 			}
-			return observation.Rejected(r.Code(), reason, r.Next()), nil
+			return observation.Rejected(r.Code(), reason, r.Next()).WithCause(err), nil
 		}
-		return observation.Rejected(v.code, inv.cat.Reason(v.code, "tool", name, "detail", v.detail), inv.next(name, v.code)), nil
+		return observation.Rejected(v.code, inv.cat.Reason(v.code, "tool", name, "detail", v.detail), inv.next(name, v.code)).WithCause(err), nil
 	}
-	return inv.failed(name, v.code, inv.reason(name, v)), nil
+	return inv.failed(name, v.code, inv.reason(name, v)).WithCause(err), nil
 }
 
 // reason renders the reason text of a FAILED verdict.
@@ -210,7 +222,7 @@ func classifySafely(err, callerErr, runErr error) (v verdict, p *panicked) {
 type verdict struct {
 	outcome    outcome.Outcome // Rejected or Failed; unset when cancelled != nil
 	code       errcode.Code
-	detail     string          // {detail} of the reason
+	detail     string          // {detail} of the reason: only what the tool wrote for the model; "" when withheld
 	downstream string          // the downstream code of a business failure
 	rejection  *tool.Rejection // a tool's own rejection, used verbatim
 	cancelled  error           // the caller's ctx error: not an outcome
@@ -222,10 +234,16 @@ type verdict struct {
 // ran under (the caller's, or a per-tool timeout derived from it). The rows
 // are tried in the order documented in doc.go; each walks the whole error
 // chain, wrapped and joined errors included.
+//
+// The detail of a verdict is never the error's text: only what a tool
+// wrote for the model ([tool.DetailOf]: a tool.Error's Message or a
+// tool.WithDetail detail), or for arguments that did not decode the
+// JSON-only description of [tool.ArgsError.Detail]; "" otherwise.
 func classify(err, callerErr, runErr error) verdict {
 	text := err.Error()
-	fail := func(code errcode.Code, detail string) verdict {
-		return verdict{outcome: outcome.Failed, code: code, detail: detail, text: text}
+	safe, _ := tool.DetailOf(err)
+	fail := func(code errcode.Code) verdict {
+		return verdict{outcome: outcome.Failed, code: code, detail: safe, text: text}
 	}
 	// 1. A built-in tool's rejection carries its own code and next step. A
 	// Rejection built without Reject (no code or next) is a tool bug.
@@ -234,16 +252,12 @@ func classify(err, callerErr, runErr error) verdict {
 		if rej.Code().IsValid() && rej.Next() != "" {
 			return verdict{outcome: outcome.Rejected, code: rej.Code(), rejection: rej, text: text}
 		}
-		return fail(errcode.ToolError, text)
+		return fail(errcode.ToolError)
 	}
 	// 2. Arguments a typed tool could not decode.
 	var args *tool.ArgsError
 	if errors.As(err, &args) {
-		detail := text
-		if args.Err != nil {
-			detail = args.Err.Error()
-		}
-		return verdict{outcome: outcome.Rejected, code: errcode.ArgJSONInvalid, detail: detail, text: text}
+		return verdict{outcome: outcome.Rejected, code: errcode.ArgJSONInvalid, detail: args.Detail(), text: text}
 	}
 	// 3. Cancellation belongs to the host; timeouts while it waits are the
 	// tool's.
@@ -251,26 +265,26 @@ func classify(err, callerErr, runErr error) verdict {
 		return verdict{cancelled: callerErr, text: text}
 	}
 	if runErr != nil || errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-		return fail(errcode.ToolTimeout, text)
+		return fail(errcode.ToolTimeout)
 	}
 	// 4. The tool's (or adapter's) own classification.
 	if te, ok := tool.AsError(err); ok {
-		v := fail(te.Kind.Code(), te.Detail())
+		v := fail(te.Kind.Code())
 		if v.code == errcode.ToolBusinessFailed {
-			v.downstream = te.Downstream
+			v.downstream = tool.ClipDetail(te.Downstream)
 		}
 		return v
 	}
 	// 5. Transport: the other side cannot be reached or dropped us.
 	if isTransport(err) {
-		return fail(errcode.ToolUnreachable, text)
+		return fail(errcode.ToolUnreachable)
 	}
 	// 6. Other I/O.
 	if isIO(err) {
-		return fail(errcode.ToolIOError, text)
+		return fail(errcode.ToolIOError)
 	}
 	// 7. Anything else.
-	return fail(errcode.ToolError, text)
+	return fail(errcode.ToolError)
 }
 
 // walk reports whether f holds for any error in err's tree, depth first,

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -142,13 +143,13 @@ func classificationCases() []classCase {
 		},
 		{
 			name: "args error wrapped", reason: "wrapped args errors are found too",
-			tool:    failing("typed", wrap3(&tool.ArgsError{Tool: "typed", Err: errors.New("bad")})),
-			outcome: outcome.Rejected, code: errcode.ArgJSONInvalid, text: "the arguments of typed are not a JSON object: bad",
+			tool:    failing("typed", wrap3(&tool.ArgsError{Tool: "typed", Err: &json.UnmarshalTypeError{Value: "string", Type: reflect.TypeFor[int](), Field: "count"}})),
+			outcome: outcome.Rejected, code: errcode.ArgJSONInvalid, text: "the arguments of typed are not a JSON object: field count: want an integer, got a string",
 		},
 		{
 			name: "args error without cause", reason: "a nil cause does not crash the detail",
 			tool:    failing("typed", &tool.ArgsError{Tool: "typed"}),
-			outcome: outcome.Failed, code: errcode.ToolError, contains: "internal error",
+			outcome: outcome.Rejected, code: errcode.ArgJSONInvalid, text: "the arguments of typed are not a JSON object: the arguments do not decode",
 		},
 		{
 			name: "deadline from the tool", reason: "a tool's own deadline while the caller waits is a timeout",
@@ -218,7 +219,7 @@ func classificationCases() []classCase {
 		{
 			name: "typed unreachable", reason: "an adapter may say unreachable itself",
 			tool:    failing("crm", tool.Unreachable(errors.New("session lost"))),
-			outcome: outcome.Failed, code: errcode.ToolUnreachable, text: "crm could not be reached: session lost",
+			outcome: outcome.Failed, code: errcode.ToolUnreachable, text: "crm could not be reached: details withheld",
 		},
 		{
 			name: "typed io", reason: "typed",
@@ -341,9 +342,9 @@ func classificationCases() []classCase {
 			outcome: outcome.Failed, code: errcode.ToolIOError,
 		},
 		{
-			name: "plain error", reason: "anything unknown is TOOL_ERROR",
+			name: "plain error", reason: "anything unknown is TOOL_ERROR; its text is withheld from the model",
 			tool:    failing("x", errors.New("something broke")),
-			outcome: outcome.Failed, code: errcode.ToolError, text: "x failed: something broke",
+			outcome: outcome.Failed, code: errcode.ToolError, text: "x failed: details withheld",
 		},
 		{
 			name: "canceled by the tool", reason: "context.Canceled from the tool while the caller waits is the tool's own failure",
@@ -424,10 +425,10 @@ func TestRequestFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := invoker.Call{ID: "c9", Name: "w", Args: json.RawMessage(`{"a":1}`), Tool: tl, Attempt: tc.attempt, IdempotencyKey: "run1/w/abc"}
+			c := invoker.Call{ID: "c9", Name: "w", Args: json.RawMessage(`{"a":1}`), Tool: tl, Run: "run1", Attempt: tc.attempt, IdempotencyKey: "run1/w/abc"}
 			_, err := inv(context.Background(), c)
 			require.NoError(t, err)
-			want := tool.Request{CallID: "c9", Args: json.RawMessage(`{"a":1}`), Attempt: tc.want, IdempotencyKey: "run1/w/abc"}
+			want := tool.Request{Run: "run1", CallID: "c9", Args: json.RawMessage(`{"a":1}`), Attempt: tc.want, IdempotencyKey: "run1/w/abc"}
 			assert.Equalf(t, want, got, "Request for Attempt=%d = %+v; want %+v (%s)", tc.attempt, got, want, tc.reason)
 		})
 	}
@@ -647,7 +648,7 @@ func TestChineseCatalog(t *testing.T) {
 		next   string
 	}{
 		{"success", "the success summary", fnTool("search", func(context.Context, tool.Request) (any, error) { return 1, nil }), "search 执行成功", ""},
-		{"timeout", "reason and next in Chinese", blocking("slow", time.Millisecond), zh.Reason(errcode.ToolTimeout, "tool", "slow", "detail", context.DeadlineExceeded.Error()), zh.Text(prompt.NextTimeout, "tool", "slow")},
+		{"timeout", "reason and next in Chinese", blocking("slow", time.Millisecond), zh.Reason(errcode.ToolTimeout, "tool", "slow", "detail", zh.Text(prompt.DetailDeadline, "timeout", "1ms")), zh.Text(prompt.NextTimeout, "tool", "slow")},
 		{"business", "the downstream code in the Chinese template", failing("pay", tool.BusinessFailure("system.50001", "余额不足")), zh.Reason(errcode.ToolBusinessFailed, "code", "system.50001", "detail", "余额不足"), zh.Text(prompt.NextBusiness)},
 		{"business no code", "REASON_BUSINESS_FAILED in Chinese", failing("pay", tool.BusinessFailure("", "余额不足")), "业务失败：余额不足", zh.Text(prompt.NextBusiness)},
 		{"panic", "the panic reason in Chinese", fnTool("x", func(context.Context, tool.Request) (any, error) { panic("boom") }), "x 执行失败：工具内部出错", zh.Text(prompt.NextToolError)},

@@ -27,7 +27,7 @@
 // # The default invoker
 //
 // [New] returns the handler that executes call.Tool.Func with a
-// [tool.Request] (call id, raw arguments, attempt from 1, idempotency key)
+// [tool.Request] (run id, call id, raw arguments, attempt from 1, idempotency key)
 // under the tool's Timeout, or [Options].DefaultTimeout when the tool has
 // none. The tool runs on the caller's goroutine: a timeout cancels the
 // tool's context, and a tool must honour it (a tool that ignores its context
@@ -85,6 +85,28 @@
 // REASON_BUSINESS_FAILED when the failure has no downstream code. A
 // rejection without a reason gets its code's template.
 //
+// # What the model reads
+//
+// An error's text is never put into a reason: it holds whatever the tool's
+// dependencies put there (a DSN with its password, a URL with a token, a
+// file path, a stack, kilobytes of a response). {detail} is only
+//
+//   - what the tool wrote for the model: the detail of [tool.WithDetail]
+//     or the Message of a [tool.Error], the first found in the error chain
+//     ([tool.DetailOf]);
+//   - for arguments a typed tool could not decode, [tool.ArgsError.Detail]:
+//     the problem in JSON words, without Go type or field names;
+//   - otherwise a neutral text: DETAIL_DEADLINE ("its time limit of 5s
+//     passed") when the tool's own time limit fired, DETAIL_WITHHELD
+//     ("details withheld") for everything else.
+//
+// Every detail is cut to its first line and [tool.MaxDetail] bytes
+// ([tool.ClipDetail]). The error itself is the observation's cause
+// (observation.Observation.Cause): the loop hands it to its observer
+// (react.ToolEvent.Err, logged by the default log observer), and the
+// invoker logs it at DEBUG level. Neither the cause nor the error's text is
+// ever encoded into a transcript or a snapshot.
+//
 // # Next steps
 //
 // Every FAILED verdict, and the REJECTED verdicts the invoker decides itself
@@ -99,7 +121,8 @@
 // call is FAILED TOOL_ERROR with a reason that says only that the tool
 // stopped with an internal error, and the panic value and stack go to
 // [Options].Logger at ERROR level, never to the model. The raw error behind
-// every non-success goes to the same logger at DEBUG level.
+// every non-success goes to the same logger at DEBUG level, and into the
+// observation's cause.
 //
 // # Concurrency
 //

@@ -48,7 +48,7 @@ func ExampleNew() {
 	// SUCCESS CODE(0) | order_status succeeded
 	// FAILED TOOL_BUSINESS_FAILED | business failure [system.50001]: order is archived. Next: tell the user about the failure with builtin_node_follow_up and ask how to proceed, or call builtin_node_fail with the reason; do not repeat the same call
 	// FAILED TOOL_NOT_FOUND | order_status found no such resource: order Z9. Next: ask the user to check the order number
-	// REJECTED ARG_JSON_INVALID | the arguments of order_status are not a JSON object: json: unknown field "order". Next: send the arguments of order_status again as one JSON object that matches its schema
+	// REJECTED ARG_JSON_INVALID | the arguments of order_status are not a JSON object: unknown field "order". Next: send the arguments of order_status again as one JSON object that matches its schema
 	// 业务失败 [system.50001]：order is archived。下一步：用 builtin_node_follow_up 向用户说明失败并询问如何处理，或调用 builtin_node_fail 说明原因；不要重复相同的调用
 }
 

@@ -33,6 +33,14 @@
 // English, "<reason>. Next: <next>"; [Observation.MessageIn] uses a catalog,
 // "<原因>。下一步：<下一步>" in Chinese. A success's message is its summary.
 //
+// # Cause
+//
+// [Observation.WithCause] attaches the raw error behind a failure (the
+// default invoker attaches the tool's error): observers and logs read it
+// through [Observation.Cause]. It is never rendered for the model and
+// never encoded, so whatever secret a raw error holds stays out of the
+// transcript and of snapshots.
+//
 // Observations are immutable values and safe for concurrent use, provided
 // the payload is not mutated after construction.
 package observation

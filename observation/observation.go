@@ -19,6 +19,7 @@ type Observation struct {
 	reason  string // the success message, or what happened
 	next    string // empty exactly for Success
 	data    any
+	cause   error // the raw error behind it, for logs only
 }
 
 // Success returns a SUCCESS observation with a summary message and the
@@ -111,6 +112,20 @@ func (o Observation) WithNext(next string) Observation {
 	return o
 }
 
+// WithCause returns a copy of o carrying err as its cause: the raw error
+// behind the observation (a tool's error, with every secret it may hold),
+// kept for logs, traces and observers. The cause is never part of what the
+// model reads ([Observation.Message]), of the JSON form, or of anything
+// persisted; a nil err removes it.
+func (o Observation) WithCause(err error) Observation {
+	o.cause = err
+	return o
+}
+
+// Cause returns the raw error behind o (see [Observation.WithCause]), or
+// nil. Do not show it to the model.
+func (o Observation) Cause() error { return o.cause }
+
 // WithData returns a copy of o carrying data as its payload.
 func (o Observation) WithData(data any) Observation {
 	o.data = data
@@ -148,8 +163,8 @@ type wire struct {
 
 // MarshalJSON encodes o as
 // {"outcome":"FAILED","code":"TOOL_TIMEOUT","reason":"…","next":"…","data":…}.
-// code and next are omitted for a success, data when nil. The zero
-// Observation and unencodable payloads are errors.
+// code and next are omitted for a success, data when nil; the cause is
+// never encoded. The zero Observation and unencodable payloads are errors.
 func (o Observation) MarshalJSON() ([]byte, error) {
 	if o.IsZero() {
 		return nil, errors.New("observation: cannot marshal the zero Observation")

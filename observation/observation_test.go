@@ -2,6 +2,7 @@ package observation_test
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -210,4 +211,23 @@ func FuzzUnmarshalJSON(f *testing.F) {
 			t.Fatalf("round trip not exact: %q vs %q (%v)", enc, enc2, err)
 		}
 	})
+}
+
+// TestCauseIsNeverRendered: the cause travels with the observation for logs
+// and observers, survives derivation, and is neither rendered nor encoded.
+func TestCauseIsNeverRendered(t *testing.T) {
+	secret := errors.New("postgres://app:hunter2@db/orders")
+	o := observation.Failed(errcode.ToolError, "orders failed: details withheld", "stop").WithCause(secret)
+	assert.Same(t, secret, o.Cause(), "Cause returns what WithCause attached")
+	assert.Same(t, secret, o.WithNext("other").Cause(), "WithNext keeps the cause")
+	assert.Same(t, secret, o.WithData(1).Cause(), "WithData keeps the cause")
+	assert.NotContains(t, o.Message(), "hunter2", "Message never renders the cause")
+	assert.NotContains(t, o.String(), "hunter2", "String never renders the cause")
+	b, err := json.Marshal(o)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "hunter2", "the JSON form never holds the cause")
+	var back observation.Observation
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Nil(t, back.Cause(), "a decoded observation has no cause")
+	assert.Nil(t, o.WithCause(nil).Cause(), "WithCause(nil) removes it")
 }

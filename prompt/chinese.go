@@ -46,6 +46,10 @@ var chineseTexts = map[Key]string{
 	ReasonApprovedFailed:  "已批准的 {tool} 调用失败：{detail}",
 	ReasonMissingArgument: "缺少 {tool} 的必填参数 [{field}]",
 	ReasonToolPanicked:    "{tool} 执行失败：工具内部出错",
+	ReasonSkippedExited:   "同一轮中之前的调用 {by} 已退出节点，{tool} 未执行",
+
+	DetailWithheld: "详情不予展示",
+	DetailDeadline: "超过了 {timeout} 的时限",
 
 	ResultApprovalGranted:  "用户已确认 {tool} 的调用",
 	ResultApprovalDeclined: "用户拒绝了 {tool} 的调用{detail}",

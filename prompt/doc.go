@@ -5,7 +5,9 @@
 //
 //   - Reasons: what happened, never advice. Each [errcode.Code] has a reason
 //     template ([Catalog.Reason]); a few situations without a code have a
-//     reason key of their own (the Reason* keys).
+//     reason key of their own (the Reason* keys). The Detail* keys fill a
+//     reason's {detail} when a tool's error carries nothing written for
+//     the model ([DetailWithheld], [DetailDeadline]).
 //   - Next steps: advice only (the Next* keys, the specification's NEXT_*).
 //   - Results of control tools that succeeded (the Result* keys).
 //   - The ReAct system prompt rules of §7.3 ([SystemRules]) and the phase hint

@@ -44,6 +44,10 @@ var englishTexts = map[Key]string{
 	ReasonApprovedFailed:  "the approved call of {tool} failed: {detail}",
 	ReasonMissingArgument: "required argument {field} of {tool} is missing",
 	ReasonToolPanicked:    "{tool} failed: it stopped with an internal error",
+	ReasonSkippedExited:   "{tool} was not run because an earlier call of the same turn, {by}, exited the node",
+
+	DetailWithheld: "details withheld",
+	DetailDeadline: "its time limit of {timeout} passed",
 
 	ResultApprovalGranted:  "the user approved the call of {tool}",
 	ResultApprovalDeclined: "the user declined the call of {tool}{detail}",

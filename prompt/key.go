@@ -54,6 +54,15 @@ const (
 	ReasonApprovedFailed  Key = 103 // REASON_APPROVED_FAILED: the approved write failed
 	ReasonMissingArgument Key = 104 // REASON_MISSING_ARGUMENT: a required argument is missing
 	ReasonToolPanicked    Key = 105 // REASON_TOOL_PANICKED: the tool stopped with an internal error (TOOL_ERROR)
+	ReasonSkippedExited   Key = 106 // REASON_SKIPPED_EXITED: the call was not run because an earlier call of the turn, {by}, exited the node
+)
+
+// Details: the {detail} of an execution failure's reason when the tool's
+// error carries nothing written for the model (its raw text goes to the log
+// only).
+const (
+	DetailWithheld Key = 150 // DETAIL_WITHHELD: the error's details are not shown
+	DetailDeadline Key = 151 // DETAIL_DEADLINE: the tool's own deadline, {timeout}, passed
 )
 
 // Results of control tools, and the verdicts a user gives.
@@ -145,6 +154,10 @@ var keyNames = map[Key]string{
 	ReasonApprovedFailed:  "REASON_APPROVED_FAILED",
 	ReasonMissingArgument: "REASON_MISSING_ARGUMENT",
 	ReasonToolPanicked:    "REASON_TOOL_PANICKED",
+	ReasonSkippedExited:   "REASON_SKIPPED_EXITED",
+
+	DetailWithheld: "DETAIL_WITHHELD",
+	DetailDeadline: "DETAIL_DEADLINE",
 
 	ResultApprovalGranted:  "RESULT_APPROVAL_GRANTED",
 	ResultApprovalDeclined: "RESULT_APPROVAL_DECLINED",

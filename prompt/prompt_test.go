@@ -46,18 +46,65 @@ func TestCatalogParity(t *testing.T) {
 	assert.Len(t, prompt.ChineseReasons, len(errcode.All()), "no Chinese reason for an undefined code")
 }
 
-// Reasons state what happened; next steps advise. §7.2: "ModelHint 的原因文案只写发生了什么".
+// advice lists, per language, words that only advice uses: a reason that
+// holds one of them advises.
+var advice = map[prompt.Lang][]string{
+	prompt.English: {"call builtin", "please", "try ", "should", "next:", "do not", "don't", "instead", "you may"},
+	prompt.Chinese: {"调用 builtin", "请先", "请调用", "请使用", "应该", "应当", "不要", "下一步", "尝试", "重试", "建议", "务必", "可以", "改用"},
+}
+
+// Reasons state what happened; next steps advise. §7.2: "ModelHint 的原因文案只写发生了什么；
+// 处理建议一律放在 NEXT_*". Every reason text of both catalogs (REASON_*,
+// DETAIL_* and the reason of every error code) is checked.
 func TestReasonsNeverAdvise(t *testing.T) {
-	en := prompt.For(prompt.English)
-	for _, k := range prompt.Keys() {
-		if !strings.HasPrefix(k.String(), "REASON_") {
-			continue
+	for _, l := range langs {
+		c := prompt.For(l)
+		texts := map[string]string{}
+		for _, k := range prompt.Keys() {
+			if name := k.String(); strings.HasPrefix(name, "REASON_") || strings.HasPrefix(name, "DETAIL_") {
+				texts[name], _ = c.Raw(k)
+			}
 		}
-		txt, _ := en.Raw(k)
-		for _, advice := range []string{"call builtin", "please", "try ", "should", "Next:", "do not"} {
-			assert.NotContains(t, txt, advice, "%v advises", k)
+		for _, code := range errcode.All() {
+			texts[code.String()] = c.Reason(code)
+		}
+		for name, txt := range texts {
+			low := strings.ToLower(txt)
+			for _, a := range advice[l] {
+				assert.NotContainsf(t, low, a, "%v reason %s = %q advises (%q)", l, name, txt, a)
+			}
 		}
 	}
+}
+
+// The advice words do find advice: every next step of both catalogs holds
+// at least one, so the check above is not vacuous.
+func TestAdviceWordsFindAdvice(t *testing.T) {
+	for _, l := range langs {
+		c := prompt.For(l)
+		for _, k := range prompt.Keys() {
+			if !strings.HasPrefix(k.String(), "NEXT_") {
+				continue
+			}
+			txt, _ := c.Raw(k)
+			low := strings.ToLower(txt)
+			found := slices.ContainsFunc(advice[l], func(a string) bool { return strings.Contains(low, a) })
+			if !found && !adviceByVerb(l, low) {
+				t.Errorf("%v %v = %q holds none of the advice words", l, k, txt)
+			}
+		}
+	}
+}
+
+// adviceByVerb recognises next steps that advise with a plain imperative
+// ("call X", "wait", "check", "调用 X", "等待") rather than one of the
+// advice words.
+func adviceByVerb(l prompt.Lang, low string) bool {
+	verbs := []string{"use ", "call ", "wait ", "check ", "correct ", "take ", "send ", "choose ", "refine ", "copy ", "set ", "answer ", "continue ", "ask ", "tell "}
+	if l == prompt.Chinese {
+		verbs = []string{"调用", "等待", "修正", "按", "先", "使用", "只使用", "重新", "把", "用 ", "为 ", "对照", "改写", "如仍需要", "直接", "只调用", "继续", "以工具调用"}
+	}
+	return slices.ContainsFunc(verbs, func(v string) bool { return strings.HasPrefix(low, v) || strings.Contains(low, "再"+v) })
 }
 
 // Scenario 9 of §9: no prompt ever tells the model to "write outputs".
@@ -182,6 +229,7 @@ var sample = []string{
 	"count", "2", "gist", "SUCCESS 2 spaces", "code", "system.50001", "detail", "quota exceeded",
 	"answer", "the blue theme", "key", "site_url", "keys", "site_url, site_id", "sources", "tool_result, user",
 	"ref", "call_7", "kept", "4096", "total", "90000", "reason", "REASON", "next", "NEXT",
+	"timeout", "5s", "by", "builtin_node_finish",
 }
 
 // TestGolden pins every rendered text of both catalogs; go test -update

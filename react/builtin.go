@@ -230,13 +230,15 @@ func (r *run) builtin(ctx context.Context, name, callID string, raw json.RawMess
 	return errors.New("react: unknown built-in " + name) // unreachable: callers check isBuiltin
 }
 
-// approval implements builtin_node_approval (§7.3). The order of checks:
-// no call waiting for approval → APPROVAL_NOT_GATED (next: call the write
-// tool directly); a waiting call of another tool than the one named →
-// APPROVAL_TOOL_MISMATCH naming the waiting tool; otherwise the run
-// suspends for that exact call. A read tool or an unknown name with no
-// waiting call is thus NOT_GATED, and with a waiting call a MISMATCH that
-// names the tool to approve.
+// approval implements builtin_node_approval (§7.3: "申请确认的工具名与被拦下的
+// 不一致：下一步给出实际被拦下的写工具名（APPROVAL_TOOL_MISMATCH）；没有被拦下记录
+// 或申请的不是写工具：下一步为先直接调用写工具（APPROVAL_NOT_GATED）"). The order
+// of checks: no call waiting for approval → APPROVAL_NOT_GATED; a tool
+// the node knows not to be a write (a visible read tool, a built-in) →
+// APPROVAL_NOT_GATED, even while a write waits, as the specification
+// says; any other name than the waiting call's tool (a typo, an unknown or
+// invisible tool, another write) → APPROVAL_TOOL_MISMATCH naming the
+// waiting tool; otherwise the run suspends for that exact call.
 func (r *run) approval(ctx context.Context, callID string, a approvalArgs, eff *effect) error {
 	named := strings.TrimSpace(a.Tool)
 	g, ok, err := r.l.approvals.Gated(ctx, r.id)
@@ -244,7 +246,7 @@ func (r *run) approval(ctx context.Context, callID string, a approvalArgs, eff *
 		eff.infra = err
 		return nil
 	}
-	if !ok {
+	if !ok || r.notAWrite(named) {
 		return tool.Reject(errcode.ApprovalNotGated,
 			r.cat.Reason(errcode.ApprovalNotGated, "tool", named),
 			r.cat.Text(prompt.NextCallWriteFirst))
@@ -267,6 +269,17 @@ func (r *run) approval(ctx context.Context, callID string, a approvalArgs, eff *
 		Reason: strings.TrimSpace(a.Reason),
 	}
 	return nil
+}
+
+// notAWrite reports whether name is a tool the node knows not to be a
+// write: a visible read tool or a built-in tool. An unknown name is not
+// known either way (it may be a misspelt write).
+func (r *run) notAWrite(name string) bool {
+	if isBuiltin(name) {
+		return true
+	}
+	t, ok := r.visible[name]
+	return ok && !t.Effect.IsWrite()
 }
 
 // followUp implements builtin_node_follow_up; see the package

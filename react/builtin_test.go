@@ -2,6 +2,7 @@ package react_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,6 +35,49 @@ func TestApproval_NotGated(t *testing.T) {
 	assert.Equal(t, []event{{Kind: "stall", Count: 1, Reason: "REJECTED", CallID: "a"}}, e.rec.of("stall"), "scenario 2: one stall")
 }
 
+// TestApproval_NamedToolRule walks the decision of §7.3 ("申请确认的工具名与被拦下
+// 的不一致：下一步给出实际被拦下的写工具名（APPROVAL_TOOL_MISMATCH）；没有被拦下记录
+// 或申请的不是写工具：下一步为先直接调用写工具（APPROVAL_NOT_GATED）") for every
+// kind of name, with and without a write waiting, as docs/observation-contract.md
+// records it.
+func TestApproval_NamedToolRule(t *testing.T) {
+	tests := []struct {
+		name   string
+		named  string
+		gated  bool
+		want   string
+		reason string
+	}{
+		{"nothing gated, the write", "create_site", false, "REJECTED APPROVAL_NOT_GATED", "no stopped call: call the write first"},
+		{"nothing gated, a read", "list_sites", false, "REJECTED APPROVAL_NOT_GATED", "no stopped call"},
+		{"nothing gated, unknown", "create_website", false, "REJECTED APPROVAL_NOT_GATED", "no stopped call"},
+		{"gated, a read tool", "list_sites", true, "REJECTED APPROVAL_NOT_GATED", "the requested tool is not a write tool"},
+		{"gated, a built-in", react.ToolFinish, true, "REJECTED APPROVAL_NOT_GATED", "a built-in tool is not a write tool"},
+		{"gated, unknown name", "create_website", true, "REJECTED APPROVAL_TOOL_MISMATCH", "a wrong name: the next step names the stopped write"},
+		{"gated, another write", "delete_site", true, "REJECTED APPROVAL_TOOL_MISMATCH", "another write than the stopped one"},
+		{"gated, the write", "create_site", true, "suspended", "the stopped write: the run suspends"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			list, _, create := sitesTools()
+			del := newFake("delete_site", tool.Write, ok(nil))
+			var turns []any
+			if tc.gated {
+				turns = append(turns, turn(call("w", "create_site", `{"name":"blog"}`)))
+			}
+			turns = append(turns, turn(call("a", react.ToolApproval, `{"tool":"`+tc.named+`"}`)), turn(finish("f")))
+			e := newEnv(t, newScript(turns...), list.Tool, create.Tool, del.Tool)
+			res := e.run(react.Node{Tools: []string{"list_sites", "create_site", "delete_site"}}, "create a site called blog")
+			if tc.want == "suspended" {
+				assert.Equalf(t, react.Suspended, res.Status, "approval of %s = %v; want the approval suspension (%s)", tc.named, res.Status, tc.reason)
+				return
+			}
+			got := strings.TrimSpace(outcomeOf(t, e.rec, "a"))
+			assert.Equalf(t, tc.want, got, "approval of %s (write waiting: %v) = %s; want %s (%s)", tc.named, tc.gated, got, tc.want, tc.reason)
+		})
+	}
+}
+
 func TestApproval_ToolMismatchNamesGatedTool(t *testing.T) {
 	list, _, create := sitesTools()
 	m := newScript(
@@ -47,7 +91,8 @@ func TestApproval_ToolMismatchNamesGatedTool(t *testing.T) {
 	assert.Equal(t, "REJECTED APPROVAL_TOOL_MISMATCH", outcomeOf(t, e.rec, "a"))
 	assert.Equal(t, "approval was requested for create_website, but the call waiting for approval is create_site. Next: call builtin_node_approval with tool create_site, the call that is waiting for approval",
 		toolMessage(t, res.Transcript, "a").Content)
-	assert.Equal(t, "REJECTED APPROVAL_TOOL_MISMATCH", outcomeOf(t, e.rec, "b"), "a read tool named while a write waits is a mismatch naming the write")
+	assert.Equal(t, "REJECTED APPROVAL_NOT_GATED", outcomeOf(t, e.rec, "b"),
+		"a read tool named while a write waits is NOT_GATED (§7.3: 申请的不是写工具), not a mismatch")
 	require.Equal(t, react.Suspended, res.Status)
 	require.NotNil(t, res.Suspension)
 	assert.Equal(t, react.SuspendApproval, res.Suspension.Kind)

@@ -290,3 +290,33 @@ func ExampleToolObserver() {
 	//   builtin_node_finish ends: SUCCESS
 	// finished
 }
+
+// With Node.HostApproval the run suspends as soon as the write gate defers
+// a write, without waiting for the model to call builtin_node_approval;
+// approved, the write runs at once and its result answers the model's call.
+func ExampleNode_hostApproval() {
+	stores := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
+	cfg := react.Config{
+		Model:    replay(tc("w1", "create_site", `{"name":"shop"}`)),
+		Tools:    exampleCatalog(),
+		Guards:   stores,
+		Observer: react.NopObserver{},
+	}
+	loop, _ := react.New(cfg)
+	node := react.Node{Tools: []string{"create_site"}, HostApproval: true}
+	res, _ := loop.Run(context.Background(), node, "create a site called shop")
+	fmt.Println(res.Status, res.Suspension.Kind, res.Suspension.CallID, res.Suspension.Approval.Tool, len(res.Transcript))
+
+	cfg.Model = replay(tc("f", react.ToolFinish, `{}`))
+	later, _ := react.New(cfg)
+	res, err := later.Resume(context.Background(), res.Snapshot, react.Approve())
+	fmt.Println(res.Status, err)
+	printTools(res)
+	// Output:
+	// suspended approval w1 create_site 2
+	//   (create_site runs)
+	// finished <nil>
+	//   w1: create_site succeeded
+	// {"id":42,"name":"shop"}
+	//   f: the node is finished
+}

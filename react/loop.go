@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,12 +173,20 @@ func (l *Loop) forget(run string) {
 	}
 }
 
-// ErrNoModel is returned by [New] when [Config].Model is nil.
+// ErrNoModel is returned by [New] when [Config].Model is nil, or a typed
+// nil (a nil pointer, map, func, … in a non-nil interface).
 var ErrNoModel = errors.New("react: Config.Model is required")
+
+// ErrNilContext is returned by [Loop.Run], [Loop.Resume] and
+// [Loop.ResumeRun] when ctx is nil.
+var ErrNilContext = errors.New("react: nil context: pass context.Background() or the request's context")
 
 // New returns a loop for cfg, or [ErrNoModel].
 func New(cfg Config) (*Loop, error) {
-	if cfg.Model == nil {
+	if isNil(cfg.Model) {
+		if cfg.Model != nil {
+			return nil, fmt.Errorf("%w: Config.Model is a nil %T; pass a value that answers Generate", ErrNoModel, cfg.Model)
+		}
 		return nil, ErrNoModel
 	}
 	l := &Loop{
@@ -251,8 +260,12 @@ func New(cfg Config) (*Loop, error) {
 // interruption (ctx cancelled, the model or a store failed) returns the
 // error together with an [Interrupted] result whose Snapshot resumes the
 // run with [Continue]. Otherwise the error is nil and the result's Status
-// says how the run ended.
+// says how the run ended. A nil ctx is refused with [ErrNilContext]
+// before anything runs (Resume and ResumeRun do the same).
 func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, err error) {
+	if ctx == nil {
+		return Result{}, fmt.Errorf("%w (Run)", ErrNilContext)
+	}
 	id := l.newID()
 	if id == "" {
 		return Result{}, errors.New("react: Config.NewRunID returned an empty id")
@@ -323,6 +336,9 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
 func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Result, err error) {
+	if ctx == nil {
+		return Result{}, fmt.Errorf("%w (Resume)", ErrNilContext)
+	}
 	s, err := l.open(snapshot)
 	if err != nil {
 		return Result{}, err
@@ -394,6 +410,9 @@ var (
 // [ErrNoRunStore] without a run store and an error wrapping
 // [ErrRunNotFound] when the store holds no such run.
 func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision) (Result, error) {
+	if ctx == nil {
+		return Result{}, fmt.Errorf("%w (ResumeRun)", ErrNilContext)
+	}
 	if l.runs == nil {
 		return Result{}, ErrNoRunStore
 	}
@@ -405,6 +424,19 @@ func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision) (Result, er
 		return Result{}, fmt.Errorf("%w: %q", ErrRunNotFound, id)
 	}
 	return l.Resume(ctx, rec.Snapshot, d)
+}
+
+// isNil reports whether v is nil or holds a nil pointer, map, slice,
+// channel, func or interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() { //nolint:exhaustive // other kinds cannot be nil
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // loop drives the run until it ends or stops.

@@ -63,7 +63,8 @@ func TestRule_ControlToolExitStops(t *testing.T) {
 	require.Equal(t, react.Finished, res.Status)
 	assert.Equal(t, 1, res.Rounds)
 	assert.Equal(t, 1, list.executions())
-	assert.Contains(t, toolMessage(t, res.Transcript, "b").Content, "was not run")
+	assert.Equal(t, "list_sites was not run because an earlier call of the same turn, builtin_node_finish, exited the node. Next: call list_sites again in a later turn if it is still needed",
+		toolMessage(t, res.Transcript, "b").Content, "after an accepted finish the skip says the node was exited, not that a call failed")
 	requirePaired(t, res.Transcript)
 	assert.Len(t, m.requests(), 1, "no model turn after the node ended")
 
@@ -73,7 +74,51 @@ func TestRule_ControlToolExitStops(t *testing.T) {
 	require.Equal(t, react.Failed, res.Status)
 	assert.Equal(t, &react.Failure{Kind: react.FailedByModel, Reason: "no such site"}, res.Failure)
 	assert.Equal(t, "the node ended as failed: no such site", toolMessage(t, res.Transcript, "x").Content)
+	assert.Contains(t, toolMessage(t, res.Transcript, "y").Content, "an earlier call of the same turn, builtin_node_fail, exited the node")
 	requirePaired(t, res.Transcript)
+}
+
+// The skip text says why a call was not run: an earlier call of the turn
+// did not succeed, or an earlier call exited the node — including a
+// suspension the user decided (a granted approval, an answered follow-up),
+// which succeeded.
+func TestSkipTextSaysWhy(t *testing.T) {
+	list, _, create := sitesTools()
+	tests := []struct {
+		name     string
+		first    react.ToolCall
+		decision react.Decision
+		want     string
+	}{
+		{"granted approval", call("a", react.ToolApproval, `{"tool":"create_site"}`), react.Approve(),
+			"list_sites was not run because an earlier call of the same turn, builtin_node_approval, exited the node"},
+		{"declined approval", call("a", react.ToolApproval, `{"tool":"create_site"}`), react.Decline("no"),
+			"list_sites was not run because an earlier call of the same turn, builtin_node_approval, exited the node"},
+		{"answered follow-up", call("a", react.ToolFollowUp, `{"question":"Which space?"}`), react.Answer("Sales"),
+			"list_sites was not run because an earlier call of the same turn, builtin_node_follow_up, exited the node"},
+		{"failed call", call("a", "get_stats", `{}`), react.Decision{},
+			"list_sites was not run because an earlier call of the same turn did not succeed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, broken, _ := sitesTools()
+			m := newScript(
+				turn(call("w", "create_site", `{"name":"blog"}`)),
+				turn(tc.first, call("b", "list_sites", `{}`)),
+				turn(finish("f")),
+			)
+			e := newEnv(t, m, list.Tool, broken.Tool, create.Tool)
+			res := e.run(react.Node{Tools: []string{"list_sites", "get_stats", "create_site"}}, "create a site called blog")
+			if res.Status == react.Suspended {
+				var err error
+				res, err = e.loop.Resume(context.Background(), res.Snapshot, tc.decision)
+				require.NoError(t, err)
+			}
+			require.Equal(t, react.Finished, res.Status)
+			got := toolMessage(t, res.Transcript, "b").Content
+			assert.Truef(t, strings.HasPrefix(got, tc.want), "skip text after a %s = %q; want it to start %q", tc.name, got, tc.want)
+		})
+	}
 }
 
 // §6 rule 3: a rejected finish counts one stall and ends the wave.

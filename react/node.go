@@ -55,6 +55,22 @@ type Node struct {
 	// MaxParallel bounds the concurrent reads; 0 means
 	// [DefaultMaxParallel].
 	MaxParallel int `json:"max_parallel,omitempty"`
+	// HostApproval makes the host, not the model, ask for approval: when
+	// the write gate defers a write call of the node for approval
+	// (DEFERRED APPROVAL_REQUIRED), the run suspends at once for that call
+	// — the same [SuspendApproval] suspension, with the same
+	// [PendingWrite], that builtin_node_approval would give — instead of
+	// answering the model with NEXT_APPROVAL and waiting for it to call
+	// builtin_node_approval. The suspension's CallID is then the write
+	// call itself. On resume, [Approve] grants the call and the loop runs
+	// it through the guard chain at once: its tool message is the write's
+	// own result, and the rest of the turn goes on as if the approval had
+	// been given beforehand. [Decline] answers the write call with
+	// RESULT_APPROVAL_DECLINED (a SUCCESS: a legitimate answer; the write
+	// did not run) and skips the rest of the turn. For hosts that do not
+	// want a run to depend on the model asking; false (the default) is the
+	// specification's model-driven flow.
+	HostApproval bool `json:"host_approval,omitempty"`
 }
 
 // Output declares one output key of a node.

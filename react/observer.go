@@ -21,8 +21,9 @@ type Observer interface {
 	// calls included.
 	OnToolInvoked(ctx context.Context, e ToolEvent)
 	// OnToolSkipped reports a call that was not run, or whose result was
-	// discarded, because an earlier call of its turn did not succeed or the
-	// node ended (REASON_SKIPPED).
+	// discarded, because an earlier call of its turn did not succeed
+	// (REASON_SKIPPED) or exited the node: finish, fail, or a suspension
+	// that was decided (REASON_SKIPPED_EXITED).
 	OnToolSkipped(ctx context.Context, e ToolEvent)
 	// OnNoToolCalls reports a model turn without a tool call.
 	OnNoToolCalls(ctx context.Context, e RoundEvent)
@@ -79,6 +80,11 @@ type ToolEvent struct {
 	// catalog tool: the first 12 hex digits of the SHA-256 of its JSON; ""
 	// for built-in tools and names the node does not show.
 	SchemaVersion string
+	// Err is the raw error behind a non-success (observation.Cause): the
+	// tool's own error with everything it holds. It is for logs, traces
+	// and metrics only; the model never sees it. Nil for a success, a
+	// skipped call, and a verdict no error caused.
+	Err error
 }
 
 // StallEvent describes a change of the no-progress counter.
@@ -327,7 +333,7 @@ var (
 // LogObserver is the default [Observer]: it writes every event to a
 // [slog.Logger] with a stable message and attributes:
 //
-//	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…]
+//	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…] [error=…]
 //	               (WARN when FAILED, INFO otherwise)
 //	TOOL skipped   tool=… call_id=…                                        (INFO)
 //	REACT node_started                                                     (INFO)
@@ -342,7 +348,9 @@ var (
 // SUCCESS; attempts, first_outcome and first_code only for a call that ran
 // more than once (the first attempt's verdict, seed 003: a recovery never
 // hides the first failure); schema (the [ToolEvent].SchemaVersion) only for
-// catalog tools. Build it with [NewLogObserver].
+// catalog tools; error (the [ToolEvent].Err: the raw error the model never
+// sees, so keep the log where secrets may be) only when there is one. Build
+// it with [NewLogObserver].
 type LogObserver struct {
 	logger *slog.Logger
 }
@@ -404,6 +412,9 @@ func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	}
 	if e.SchemaVersion != "" {
 		attrs = append(attrs, slog.String("schema", e.SchemaVersion))
+	}
+	if e.Err != nil {
+		attrs = append(attrs, slog.String("error", errText(e.Err)))
 	}
 	lg.LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
 }
@@ -486,3 +497,14 @@ func (l *LogObserver) OnFailed(ctx context.Context, e EndEvent) {
 }
 
 var _ Observer = (*LogObserver)(nil)
+
+// errText returns err's text; an error whose Error method panics (a typed
+// nil) is logged as such rather than taking the loop down.
+func errText(err error) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "(the error's Error method panicked)"
+		}
+	}()
+	return err.Error()
+}

@@ -51,7 +51,7 @@ func TestLogObserver(t *testing.T) {
 		`level=INFO msg="REACT node_started" run=run-1 node=sites`,
 		`level=INFO msg="REACT no_tool_calls" run=run-1 node=sites round=1`,
 		`level=INFO msg="REACT stall" count=1 limit=3 reason=no_tool_calls call_id="" run=run-1 node=sites round=1`,
-		`level=WARN msg="TOOL invoked" outcome=FAILED code=TOOL_UNAVAILABLE tool=get_stats duration=1ms call_id=a call_status=valid exec_status=temporarily_unavailable business_status=none schema=a2c799262a3c run=run-1 node=sites round=2`,
+		`level=WARN msg="TOOL invoked" outcome=FAILED code=TOOL_UNAVAILABLE tool=get_stats duration=1ms call_id=a call_status=valid exec_status=temporarily_unavailable business_status=none schema=a2c799262a3c error="unavailable: stats backend down" run=run-1 node=sites round=2`,
 		`level=INFO msg="TOOL skipped" tool=list_sites call_id=b run=run-1 node=sites round=2`,
 		`level=INFO msg="REACT stall" count=2 limit=3 reason=FAILED call_id=a run=run-1 node=sites round=2`,
 		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=list_sites duration=1ms call_id=c call_status=valid exec_status=ok business_status=evidence schema=a2c799262a3c run=run-1 node=sites round=3`,

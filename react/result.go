@@ -132,9 +132,10 @@ type PendingWrite struct {
 type Suspension struct {
 	// Kind is approval or follow-up.
 	Kind SuspensionKind `json:"kind"`
-	// CallID is the id of the built-in call that suspended the run
-	// (builtin_node_approval or builtin_node_follow_up); its tool message
-	// is written on resume.
+	// CallID is the id of the call that suspended the run and whose tool
+	// message the decision writes on resume: builtin_node_approval or
+	// builtin_node_follow_up, or, with [Node].HostApproval, the deferred
+	// write call itself (then equal to Approval.CallID).
 	CallID string `json:"call_id"`
 	// Approval is the write call to approve (SuspendApproval only).
 	Approval *PendingWrite `json:"approval,omitempty"`

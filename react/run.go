@@ -201,6 +201,7 @@ type callResult struct {
 	eff  *effect // built-in calls only
 	dur  time.Duration
 	exec invoker.Execution // the guards' account of the execution (catalog tools)
+	hold *Suspension       // a write deferred for the host's approval (Node.HostApproval)
 }
 
 // processWave processes the calls of the current wave in order, applying
@@ -346,6 +347,13 @@ func (r *run) call(ctx context.Context, c ToolCall, i int, out *callResult) erro
 			r.cat.Reason(errcode.ToolError, "tool", c.Name, "detail", "no verdict"),
 			r.cat.Text(prompt.NextToolError, "tool", c.Name))
 	}
+	if r.node.HostApproval && obs.Outcome() == outcome.Deferred && obs.Code() == errcode.ApprovalRequired {
+		hold, err := r.hostApproval(ctx, c)
+		if err != nil {
+			return err
+		}
+		out.hold = hold
+	}
 	return res(obs, nil)
 }
 
@@ -353,6 +361,30 @@ func (r *run) call(ctx context.Context, c ToolCall, i int, out *callResult) erro
 // built-in control tool (builtin_output_set only for a node with outputs).
 func (r *run) runsBuiltin(name string) bool {
 	return isBuiltin(name) && (name != ToolOutputSet || len(r.node.Outputs) > 0)
+}
+
+// hostApproval returns the suspension for the write call c that the write
+// gate deferred for approval, when the run's Approvals store holds c as
+// the call waiting; nil when it holds another call or none (a custom chain
+// that deferred without gating): the model is then answered as usual.
+func (r *run) hostApproval(ctx context.Context, c ToolCall) (*Suspension, error) {
+	g, ok, err := r.l.approvals.Gated(ctx, r.id)
+	if err != nil {
+		return nil, fmt.Errorf("react: approvals: %w", err)
+	}
+	if !ok || g.CallID != c.ID || g.Tool != c.Name {
+		return nil, nil
+	}
+	return &Suspension{
+		Kind:   SuspendApproval,
+		CallID: c.ID,
+		Approval: &PendingWrite{
+			CallID:      g.CallID,
+			Tool:        g.Tool,
+			Args:        jsonOrText(g.Args),
+			Fingerprint: g.Fingerprint,
+		},
+	}, nil
 }
 
 func (r *run) problemText(p problem) string {
@@ -387,6 +419,10 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 		r.status, r.susp = Suspended, out.eff.suspension
 		return true // w.next stays at i: the decision answers this call
 	}
+	if out.hold != nil {
+		r.status, r.susp = Suspended, out.hold
+		return true // w.next stays at i: the write runs, or is declined, on resume
+	}
 	r.writeObservation(ctx, c, i, obs, out.dur, r.report(c, i, out))
 	w.next = i + 1
 	if _, ok := r.visible[c.Name]; ok && r.isWrite(c.Name) {
@@ -402,27 +438,27 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 		switch out.eff.kind {
 		case effectFinish:
 			r.status, r.summary = Finished, out.eff.summary
-			r.skipRest(ctx)
+			r.skipRest(ctx, c.Name)
 			return true
 		case effectFail:
 			r.status = Failed
 			r.failure = &Failure{Kind: FailedByModel, Reason: out.eff.reason}
-			r.skipRest(ctx)
+			r.skipRest(ctx, c.Name)
 			return true
 		default: // an output was set (a suspension returned above)
 		}
 	}
 	switch {
 	case c.Name == ToolFinish && out.eff != nil && obs.Outcome() == outcome.Rejected:
-		r.skipRest(ctx)
+		r.skipRest(ctx, "")
 		r.stall(ctx, "finish_rejected", c.ID)
 		return true
 	case obs.Outcome().Stalls():
-		r.skipRest(ctx)
+		r.skipRest(ctx, "")
 		r.stall(ctx, obs.Outcome().String(), c.ID)
 		return true
 	case !success:
-		r.skipRest(ctx)
+		r.skipRest(ctx, "")
 		return true
 	}
 	r.resetStalls(ctx, c.ID)
@@ -447,21 +483,28 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 func (r *run) toolEvent(c ToolCall, i int, obs observation.Observation, dur time.Duration, rep CallReport) ToolEvent {
 	return ToolEvent{
 		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: rep.Builtin,
-		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur,
+		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur, Err: obs.Cause(),
 		Position: i, Layers: rep.Layers, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name),
 	}
 }
 
-// skipRest answers every call after the current one with REASON_SKIPPED
-// and closes the wave.
-func (r *run) skipRest(ctx context.Context) {
+// skipRest answers every call after the current one and closes the wave:
+// with REASON_SKIPPED when an earlier call did not succeed (exitedBy is
+// ""), with REASON_SKIPPED_EXITED naming the control tool exitedBy when
+// that call succeeded and exited the node (finish, fail, a suspension that
+// was decided).
+func (r *run) skipRest(ctx context.Context, exitedBy string) {
 	w := r.wave
 	calls := r.msgs[w.msg].ToolCalls
 	for k := w.next; k < len(calls); k++ {
 		c := calls[k]
+		reason := r.cat.Text(prompt.ReasonSkipped, "tool", c.Name)
+		if exitedBy != "" {
+			reason = r.cat.Text(prompt.ReasonSkippedExited, "tool", c.Name, "by", exitedBy)
+		}
 		r.msgs = append(r.msgs, Message{
 			Role:       RoleTool,
-			Content:    r.cat.Message(r.cat.Text(prompt.ReasonSkipped, "tool", c.Name), r.cat.Text(prompt.NextSkipped, "tool", c.Name)),
+			Content:    r.cat.Message(reason, r.cat.Text(prompt.NextSkipped, "tool", c.Name)),
 			ToolCallID: c.ID,
 			ToolName:   c.Name,
 			IsError:    true,
@@ -513,6 +556,9 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // control tool that exits the node.
 func (r *run) decide(ctx context.Context, d Decision) error {
 	s := r.susp
+	if s.Kind == SuspendApproval && s.Approval != nil && s.CallID == s.Approval.CallID {
+		return r.decideHost(ctx, d)
+	}
 	var msg string
 	switch {
 	case s.Kind == SuspendApproval && d.kind == decideApprove:
@@ -524,14 +570,7 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
 			return fmt.Errorf("react: approvals: %w", err)
 		}
-		detail := ""
-		if reason := validText(strings.TrimSpace(d.text)); reason != "" {
-			detail = ": " + reason
-			if r.cat.Lang() == prompt.Chinese {
-				detail = "：" + reason
-			}
-		}
-		msg = r.cat.Text(prompt.ResultApprovalDeclined, "tool", s.Approval.Tool, "detail", detail)
+		msg = r.declined(s.Approval.Tool, d.text)
 	case s.Kind == SuspendFollowUp && d.kind == decideAnswer:
 		answer := validText(strings.TrimSpace(d.text))
 		if err := r.l.ledger.AddUserText(ctx, r.id, answer); err != nil {
@@ -552,8 +591,55 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 		Outcome: obs.Outcome(), Layers: Layers{Call: CallValid}})
 	w.next++
 	r.resetStalls(ctx, c.ID)
-	r.skipRest(ctx)
+	r.skipRest(ctx, c.Name)
 	return nil
+}
+
+// decideHost applies the decision on a write the run suspended for by
+// itself (Node.HostApproval). Approve grants the call and leaves it as the
+// wave's next call, so that the loop runs it through the guard chain (the
+// write gate consumes the approval) and writes its own result; an
+// interruption there leaves it to run on Continue. Decline answers the
+// write call with RESULT_APPROVAL_DECLINED and skips the rest of the turn.
+func (r *run) decideHost(ctx context.Context, d Decision) error {
+	s := r.susp
+	switch d.kind {
+	case decideApprove:
+		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.CallID, s.Approval.Fingerprint); err != nil {
+			return fmt.Errorf("react: approvals: %w", err)
+		}
+		r.susp, r.status = nil, 0
+		return nil
+	case decideDecline:
+		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
+			return fmt.Errorf("react: approvals: %w", err)
+		}
+	default:
+		return fmt.Errorf("%w: the run waits for %s, not %s", ErrDecision, s.Kind, d)
+	}
+	w := r.wave
+	c := r.msgs[w.msg].ToolCalls[w.next]
+	r.susp, r.status = nil, 0
+	obs := observation.Success(r.declined(s.Approval.Tool, d.text), nil)
+	r.writeObservation(ctx, c, w.next, obs, 0, CallReport{CallID: c.ID, Tool: c.Name, Round: r.round,
+		Outcome: obs.Outcome(), Layers: Layers{Call: CallDeferred}})
+	w.next++
+	r.resetStalls(ctx, c.ID)
+	r.skipRest(ctx, c.Name)
+	return nil
+}
+
+// declined renders RESULT_APPROVAL_DECLINED for toolName with the user's
+// reason, if any.
+func (r *run) declined(toolName, reason string) string {
+	detail := ""
+	if reason := validText(strings.TrimSpace(reason)); reason != "" {
+		detail = ": " + reason
+		if r.cat.Lang() == prompt.Chinese {
+			detail = "：" + reason
+		}
+	}
+	return r.cat.Text(prompt.ResultApprovalDeclined, "tool", toolName, "detail", detail)
 }
 
 // validText returns s with every invalid UTF-8 sequence replaced by U+FFFD,

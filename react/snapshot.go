@@ -507,6 +507,9 @@ func (s *snapState) check() error {
 		}
 		switch {
 		case p.Kind == SuspendApproval && c.Name == ToolApproval && p.Approval != nil:
+		case p.Kind == SuspendApproval && s.Node.HostApproval && p.Approval != nil &&
+			p.Approval.CallID == c.ID && p.Approval.Tool == c.Name && !isBuiltin(c.Name):
+			// Node.HostApproval: the run suspended at the deferred write.
 		case p.Kind == SuspendFollowUp && c.Name == ToolFollowUp && strings.TrimSpace(p.Question) != "":
 		default:
 			return errors.New("suspension does not match its call")

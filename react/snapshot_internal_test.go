@@ -212,3 +212,61 @@ func FuzzSnapshotOpen(f *testing.F) {
 		}
 	})
 }
+
+// hostState runs a node with HostApproval to the suspension at its
+// deferred write and returns its decoded snapshot state.
+func hostState(t testing.TB) (*Loop, *snapState) {
+	t.Helper()
+	create := &tool.Tool{Name: "create_site", InputSchema: &jsonschema.Schema{Type: "object"}, Effect: tool.Write,
+		Func: func(context.Context, tool.Request) (any, error) { return 1, nil }}
+	l, err := New(Config{
+		Model:    scripted(calls(ToolCall{ID: "w", Name: "create_site", Args: json.RawMessage(`{}`)})),
+		Tools:    tool.MustCatalog(create),
+		Observer: NopObserver{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Run(context.Background(), Node{Tools: []string{"create_site"}, HostApproval: true}, "hi")
+	if err != nil || res.Status != Suspended {
+		t.Fatalf("Run = %v, %v; want suspended", res.Status, err)
+	}
+	s, err := l.open(res.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s
+}
+
+// A suspension at the write call itself is consistent only in a node with
+// HostApproval, and only for the wave's current call, as that call's own
+// tool.
+func TestSnapshotCheckHostApproval(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(s *snapState)
+	}{
+		{"node without HostApproval", func(s *snapState) { s.Node.HostApproval = false }},
+		{"pending call is another call", func(s *snapState) { s.Suspension.Approval.CallID = "x" }},
+		{"pending tool is another tool", func(s *snapState) { s.Suspension.Approval.Tool = "delete_site" }},
+		{"suspension without a pending write", func(s *snapState) { s.Suspension.Approval = nil }},
+		{"follow-up kind", func(s *snapState) { s.Suspension.Kind = SuspendFollowUp }},
+		{"a built-in as the write", func(s *snapState) {
+			s.Transcript[1].ToolCalls[0].Name = ToolFinish
+			s.Suspension.Approval.Tool = ToolFinish
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, s := hostState(t)
+			if err := s.check(); err != nil {
+				t.Fatalf("unedited state: %v", err)
+			}
+			tt.edit(s)
+			b := resealed(t, l, s)
+			if _, err := l.Resume(context.Background(), b, Approve()); !errors.Is(err, ErrSnapshotCorrupt) {
+				t.Errorf("Resume(%s) = %v; want ErrSnapshotCorrupt", tt.name, err)
+			}
+		})
+	}
+}

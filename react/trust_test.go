@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -399,6 +400,7 @@ func TestTrust_ConcurrentDoubleResume(t *testing.T) {
 		mu.Unlock()
 		return map[string]any{"site_id": "site-1"}, nil
 	})
+	create.InputSchema = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"space_id": {Type: "string"}}}
 	create.Params = map[string]tool.Source{"space_id": tool.Result("list_spaces", "id")}
 	cat, err := tool.NewCatalog(spaces.Tool, create.Tool)
 	require.NoError(t, err)

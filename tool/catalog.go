@@ -1,7 +1,9 @@
 package tool
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -17,11 +19,21 @@ type Catalog struct {
 }
 
 // NewCatalog returns a catalog holding tools, or the first registration
-// error.
+// error (see [Catalog.Add]). A parameter source ([Result]) may name any
+// tool of tools, in any order; one naming a tool that is not among them is
+// refused.
 func NewCatalog(tools ...*Tool) (*Catalog, error) {
 	c := &Catalog{}
 	for _, t := range tools {
-		if err := c.Add(t); err != nil {
+		if t == nil {
+			return nil, errors.New("tool: nil tool")
+		}
+		if err := c.add(t); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range tools {
+		if err := c.checkSources(t); err != nil {
 			return nil, err
 		}
 	}
@@ -39,16 +51,32 @@ func MustCatalog(tools ...*Tool) *Catalog {
 }
 
 // Add registers t and resolves its input schema (and its contract's output
-// schema). It refuses, with an error naming the tool, a nil tool, a tool
-// without a name, Func or InputSchema, a schema that does not resolve, a
-// negative Timeout, an invalid parameter [Source], a negative
-// RetryPolicy.Attempts, and a name already registered. t must not be changed
-// afterwards, nor added to two catalogs concurrently (Add records the
-// resolved schema in t).
+// schema). It refuses, with an error naming the tool and what to change, a
+// nil tool, a tool without a name, Func or InputSchema, an input schema that
+// does not resolve or is not an object schema, a negative Timeout, a Params
+// key that is not a top-level property of the input schema, an invalid
+// parameter [Source], a [Result] source naming a tool that is neither in
+// the catalog nor t itself (add the tools a parameter comes from first, or
+// build the catalog with [NewCatalog], which takes them in any order), a
+// negative RetryPolicy.Attempts, and a name already registered. t must not
+// be changed afterwards, nor added to two catalogs concurrently (Add
+// records the resolved schema in t).
 func (c *Catalog) Add(t *Tool) error {
 	if t == nil {
-		return fmt.Errorf("tool: nil tool")
+		return errors.New("tool: nil tool")
 	}
+	if err := c.add(t); err != nil {
+		return err
+	}
+	if err := c.checkSources(t); err != nil {
+		c.remove(t.Name)
+		return err
+	}
+	return nil
+}
+
+// add registers t without checking its sources against the catalog.
+func (c *Catalog) add(t *Tool) error {
 	if err := t.prepare(); err != nil {
 		return err
 	}
@@ -62,6 +90,29 @@ func (c *Catalog) Add(t *Tool) error {
 	}
 	c.tools[t.Name] = t
 	c.order = append(c.order, t.Name)
+	return nil
+}
+
+// remove unregisters the tool called name (a failed Add).
+func (c *Catalog) remove(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.tools, name)
+	c.order = slices.DeleteFunc(c.order, func(n string) bool { return n == name })
+}
+
+// checkSources refuses a Result source of t naming a tool the catalog does
+// not hold.
+func (c *Catalog) checkSources(t *Tool) error {
+	for _, p := range slices.Sorted(maps.Keys(t.Params)) {
+		s := t.Params[p]
+		if s.Kind != FromResult {
+			continue
+		}
+		if _, ok := c.Lookup(s.Tool); !ok {
+			return fmt.Errorf("tool %q: parameter %q must come from a result of %q, which is not in the catalog; add %q to the catalog or correct the source", t.Name, p, s.Tool, s.Tool)
+		}
+	}
 	return nil
 }
 

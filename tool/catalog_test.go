@@ -15,7 +15,10 @@ import (
 
 func noop(context.Context, tool.Request) (any, error) { return nil, nil }
 
-func objectSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
+func objectSchema() *jsonschema.Schema {
+	str := func() *jsonschema.Schema { return &jsonschema.Schema{Type: "string"} }
+	return &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"q": str(), "any": str(), "id": str()}}
+}
 
 // valid returns a tool that the catalog accepts.
 func valid(name string) *tool.Tool {
@@ -122,6 +125,67 @@ func TestCatalogRefuses(t *testing.T) {
 			want: "unknown source kind source(9)",
 		},
 		{
+			name:   "result source naming an absent tool",
+			reason: "a value that must come from a tool the catalog lacks could never be given: every call would fail",
+			tools: func() []*tool.Tool {
+				tl := valid("order")
+				tl.Params = map[string]tool.Source{"id": tool.Result("serach", "items.id")}
+				return []*tool.Tool{valid("search"), tl}
+			},
+			want: `tool "order": parameter "id" must come from a result of "serach", which is not in the catalog; add "serach" to the catalog or correct the source`,
+		},
+		{
+			name:   "Params key that is no parameter",
+			reason: "a contract on a parameter the schema does not have is a typo: the value it guards never arrives",
+			tools: func() []*tool.Tool {
+				tl := valid("order")
+				tl.Params = map[string]tool.Source{"ID": tool.User()}
+				return []*tool.Tool{tl}
+			},
+			want: `tool "order": Params names "ID", which is not a parameter of its input schema (it has properties any, id, q); use a top-level property name`,
+		},
+		{
+			name:   "Params on a schema without properties",
+			reason: "a schema without properties declares no parameter to guard",
+			tools: func() []*tool.Tool {
+				tl := valid("order")
+				tl.InputSchema = &jsonschema.Schema{Type: "object"}
+				tl.Params = map[string]tool.Source{"id": tool.User()}
+				return []*tool.Tool{tl}
+			},
+			want: `(it has no properties)`,
+		},
+		{
+			name:   "input schema not an object",
+			reason: "tool arguments are a JSON object: an integer schema fails every call",
+			tools: func() []*tool.Tool {
+				tl := valid("count")
+				tl.InputSchema = &jsonschema.Schema{Type: "integer"}
+				return []*tool.Tool{tl}
+			},
+			want: `tool "count": the input schema is not an object schema (type "integer"): tool arguments are a JSON object; set its Type to "object"`,
+		},
+		{
+			name:   "input schema without type",
+			reason: "a schema that admits any value is not an object schema",
+			tools: func() []*tool.Tool {
+				tl := valid("count")
+				tl.InputSchema = &jsonschema.Schema{}
+				return []*tool.Tool{tl}
+			},
+			want: `(no type)`,
+		},
+		{
+			name:   "input schema of several types",
+			reason: "an object or an array is not an object",
+			tools: func() []*tool.Tool {
+				tl := valid("count")
+				tl.InputSchema = &jsonschema.Schema{Types: []string{"object", "array"}}
+				return []*tool.Tool{tl}
+			},
+			want: `(types object, array)`,
+		},
+		{
 			name:   "negative retry attempts",
 			reason: "attempts count executions and cannot be negative",
 			tools: func() []*tool.Tool {
@@ -151,7 +215,7 @@ func TestCatalogRefuses(t *testing.T) {
 
 func TestCatalogAccepts(t *testing.T) {
 	search := valid("search")
-	search.Params = map[string]tool.Source{"q": tool.User(), "any": tool.Free(), "id": tool.Result("list", "items.id")}
+	search.Params = map[string]tool.Source{"q": tool.User(), "any": tool.Free(), "id": tool.Result("order", "items.id")}
 	search.Retry = &tool.RetryPolicy{Attempts: 3}
 	search.Contract = &tool.Contract{Output: &jsonschema.Schema{Type: "object"}}
 	order := valid("order")
@@ -174,6 +238,41 @@ func TestCatalogAccepts(t *testing.T) {
 	names := c.Names()
 	names[0] = "mutated"
 	assert.Equal(t, "search", c.Names()[0], "Names() returns a copy")
+}
+
+// TestCatalogSources: a result source may name any tool of the catalog,
+// itself included, in any order with NewCatalog; Add needs the source's
+// tool registered first and leaves the catalog unchanged when it refuses.
+func TestCatalogSources(t *testing.T) {
+	list, create := valid("list"), valid("create")
+	create.Params = map[string]tool.Source{"id": tool.Result("list", "items.id")}
+	_, err := tool.NewCatalog(create, list)
+	require.NoError(t, err, "NewCatalog takes the tools in any order")
+
+	page := valid("page")
+	page.Params = map[string]tool.Source{"id": tool.Result("page", "next")}
+	_, err = tool.NewCatalog(page)
+	require.NoError(t, err, "a tool may take a value from its own earlier result (a cursor)")
+
+	var c tool.Catalog
+	err = c.Add(create)
+	require.Error(t, err, "Add(create) before list = nil; want a refusal")
+	assert.Contains(t, err.Error(), `add "list" to the catalog`)
+	assert.Zero(t, c.Len(), "a refused Add leaves the catalog unchanged")
+	require.NoError(t, c.Add(list))
+	require.NoError(t, c.Add(create), "Add(create) after list")
+	assert.Equal(t, []string{"list", "create"}, c.Names())
+}
+
+// TestNewRefusesNonObjectArguments: a typed tool's arguments are a JSON
+// object; an In that is not a struct or map is a programming error.
+func TestNewRefusesNonObjectArguments(t *testing.T) {
+	fn := func(context.Context, int) (int, error) { return 0, nil }
+	assert.PanicsWithValue(t, `tool.New("count"): the arguments type int has type "integer", not an object: use a struct (or map) type for a tool's arguments`,
+		func() { tool.New("count", "Counts.", fn) })
+	assert.NotPanics(t, func() {
+		tool.New("m", "Map arguments.", func(context.Context, map[string]int) (int, error) { return 0, nil })
+	}, "a map is an object")
 }
 
 func TestCatalogZeroAndNil(t *testing.T) {

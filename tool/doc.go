@@ -9,8 +9,14 @@
 // A [Tool] is a plain struct; [New] turns a typed Go function into one, with
 // its input schema inferred from the argument type by
 // github.com/google/jsonschema-go (the validator the official MCP Go SDK
-// uses). A [Catalog] holds the tools of an agent; registering a tool without
-// a name, a schema that does not resolve, or a duplicate name is refused.
+// uses). A [Catalog] holds the tools of an agent and validates them where
+// they are registered, so that a mistake fails at start-up rather than on
+// every call: a tool without a name, Func or schema, an input schema that
+// does not resolve or is not an object schema, a Params key that is not a
+// parameter of the schema, a [Result] source naming a tool the catalog
+// does not hold, and a duplicate name are refused with an error that names
+// the tool and what to change. [New] panics for an argument type that is
+// not a struct or map.
 //
 // # Effects
 //
@@ -33,6 +39,23 @@
 // and system-call errors TOOL_IO_ERROR) or becomes FAILED TOOL_ERROR.
 // Classification happens in one place, the default invoker (package
 // invoker), which documents the order of its rules.
+//
+// # What the model reads about a failure
+//
+// Only text a tool wrote for the model reaches it: the Message of an
+// [Error] (the constructors' formatted message) or the detail of
+// [WithDetail], which marks any error with a safe text while its chain
+// still decides the code. The text of every other error — and the Err of
+// an [Error] — goes to the log and the observer only; the model is told
+// that the details are withheld. Every detail is cut to its first line and
+// [MaxDetail] bytes ([ClipDetail]). Arguments that do not decode are
+// described in JSON words ([JSONDetail], [ArgsError.Detail]), and schema
+// violations without Go renderings of values ([SchemaDetail]).
+//
+//	rows, err := db.QueryContext(ctx, q, id) // err may hold the DSN
+//	if err != nil {
+//		return nil, tool.WithDetail(err, "the orders database is unavailable")
+//	}
 //
 // # Retries
 //

@@ -100,9 +100,13 @@ type Error struct {
 	// KindBusinessFailure), e.g. "system.50001". It goes into the reason
 	// text, never into an errcode.
 	Downstream string
-	// Message says what happened, for the model. May be empty.
+	// Message says what happened, for the model: it is the only part of
+	// the error the model reads (clipped by [ClipDetail]), so it must not
+	// carry secrets. May be empty; the model is then told that the
+	// details are withheld.
 	Message string
-	// Err is the underlying error, if any.
+	// Err is the underlying error, if any. It goes to the log and the
+	// observer, never to the model.
 	Err error
 }
 
@@ -125,23 +129,19 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Detail returns what happened without the kind: the message, then the
-// underlying error, joined by ": " (empty parts left out); the kind's name
-// when both are empty. The default invoker puts it into the reason text.
-func (e *Error) Detail() string {
-	switch {
-	case e.Message != "" && e.Err != nil:
-		return e.Message + ": " + e.Err.Error()
-	case e.Message != "":
-		return e.Message
-	case e.Err != nil:
-		return e.Err.Error()
-	}
-	return e.Kind.String()
-}
+// Detail returns what the model is told about e: its Message, clipped by
+// [ClipDetail], or "" when it has none. The underlying error is never part
+// of it. The default invoker puts it into the reason text (see
+// [DetailOf]).
+func (e *Error) Detail() string { return ClipDetail(e.Message) }
 
-// Unwrap returns the underlying error.
-func (e *Error) Unwrap() error { return e.Err }
+// Unwrap returns the underlying error; nil for a nil e.
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // NotFound reports that the resource the tool was asked about does not exist.
 func NotFound(format string, args ...any) error {
@@ -163,14 +163,17 @@ func RateLimited(format string, args ...any) error {
 	return &Error{Kind: KindRateLimited, Message: fmt.Sprintf(format, args...)}
 }
 
-// Unreachable reports that the backend could not be reached.
+// Unreachable reports that the backend could not be reached. err goes to
+// the log only; the model is told that the details are withheld (use
+// [Classified] with a message, or [WithDetail], to tell it more).
 func Unreachable(err error) error {
 	return &Error{Kind: KindUnreachable, Err: err}
 }
 
 // Classified returns an [*Error] of kind k wrapping err, with message as
-// what the model is told. Adapters use it to report transport and protocol
-// conditions (timeouts, MCP errors) they have already recognised.
+// what the model is told (err is for the log only). Adapters use it to
+// report transport and protocol conditions (timeouts, MCP errors) they
+// have already recognised.
 func Classified(k Kind, message string, err error) error {
 	return &Error{Kind: k, Message: message, Err: err}
 }
@@ -216,14 +219,29 @@ func (r *Rejection) Reason() string { return r.reason }
 func (r *Rejection) Next() string { return r.next }
 
 // ArgsError reports that a typed tool could not decode its arguments. The
-// default invoker classifies it as REJECTED ARG_JSON_INVALID.
+// default invoker classifies it as REJECTED ARG_JSON_INVALID with
+// [ArgsError.Detail] in the reason.
 type ArgsError struct {
 	Tool string // the tool's name
 	Err  error  // the decoding error
 }
 
 // Error implements error.
-func (e *ArgsError) Error() string { return "tool " + e.Tool + ": arguments: " + e.Err.Error() }
+func (e *ArgsError) Error() string {
+	if e.Err == nil {
+		return "tool " + e.Tool + ": arguments do not decode"
+	}
+	return "tool " + e.Tool + ": arguments: " + e.Err.Error()
+}
+
+// Detail describes the decoding error for the model with [JSONDetail]: in
+// JSON words, without Go type or field names.
+func (e *ArgsError) Detail() string {
+	if e.Err == nil {
+		return "the arguments do not decode"
+	}
+	return JSONDetail(e.Err)
+}
 
 // Unwrap returns the decoding error.
 func (e *ArgsError) Unwrap() error { return e.Err }

@@ -61,18 +61,18 @@ func TestErrorConstructors(t *testing.T) {
 		err    error
 		kind   tool.Kind
 		str    string // Error()
-		detail string // Detail()
+		detail string // Detail(): the message only, never the cause
 	}{
 		{"not found", "formats the message", tool.NotFound("order %s", "A1"), tool.KindNotFound, "not found: order A1", "order A1"},
 		{"forbidden", "", tool.Forbidden("no access to %q", "hr"), tool.KindForbidden, `forbidden: no access to "hr"`, `no access to "hr"`},
 		{"unavailable", "", tool.Unavailable("maintenance"), tool.KindUnavailable, "unavailable: maintenance", "maintenance"},
 		{"rate limited", "", tool.RateLimited("%d requests per minute", 60), tool.KindRateLimited, "rate limited: 60 requests per minute", "60 requests per minute"},
-		{"unreachable", "the cause is the message", tool.Unreachable(dial), tool.KindUnreachable, "unreachable: " + dial.Error(), dial.Error()},
+		{"unreachable", "the cause is for the log; no detail for the model", tool.Unreachable(dial), tool.KindUnreachable, "unreachable: " + dial.Error(), ""},
 		{"business", "the downstream code is kept apart", tool.BusinessFailure("system.50001", "insufficient stock"), tool.KindBusinessFailure, "business failure: [system.50001] insufficient stock", "insufficient stock"},
 		{"business without code", "", tool.BusinessFailure("", "insufficient stock"), tool.KindBusinessFailure, "business failure: insufficient stock", "insufficient stock"},
-		{"business code only", "", tool.BusinessFailure("E1", ""), tool.KindBusinessFailure, "business failure: [E1]", "business failure"},
-		{"classified", "message and cause", tool.Classified(tool.KindMCPRPC, "server error", io.EOF), tool.KindMCPRPC, "mcp rpc error: server error: EOF", "server error: EOF"},
-		{"classified bare", "nothing but the kind", tool.Classified(tool.KindIO, "", nil), tool.KindIO, "i/o error", "i/o error"},
+		{"business code only", "", tool.BusinessFailure("E1", ""), tool.KindBusinessFailure, "business failure: [E1]", ""},
+		{"classified", "message and cause; only the message is for the model", tool.Classified(tool.KindMCPRPC, "server error", io.EOF), tool.KindMCPRPC, "mcp rpc error: server error: EOF", "server error"},
+		{"classified bare", "nothing but the kind", tool.Classified(tool.KindIO, "", nil), tool.KindIO, "i/o error", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

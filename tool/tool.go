@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -41,8 +45,12 @@ func (e Effect) String() string {
 	return "effect(" + strconv.Itoa(int(e)) + ")"
 }
 
-// Request is what a tool's function receives.
+// Request is what a tool's function receives. A typed tool built with
+// [New] reads it from its context with [RequestFrom].
 type Request struct {
+	// Run is the id of the run the call belongs to; empty when the tool
+	// is called outside a run.
+	Run string
 	// CallID is the model's id of the tool call.
 	CallID string
 	// Args are the raw JSON arguments, already checked against the tool's
@@ -115,6 +123,9 @@ func (t *Tool) prepare() error {
 	if t.InputSchema == nil {
 		return fmt.Errorf("tool %q: no InputSchema", t.Name)
 	}
+	if !isObjectSchema(t.InputSchema) {
+		return fmt.Errorf("tool %q: the input schema is not an object schema (%s): tool arguments are a JSON object; set its Type to \"object\" (with tool.New, use a struct or map type for the arguments)", t.Name, schemaTypes(t.InputSchema))
+	}
 	if t.Timeout < 0 {
 		return fmt.Errorf("tool %q: negative Timeout", t.Name)
 	}
@@ -130,8 +141,11 @@ func (t *Tool) prepare() error {
 		}
 		t.Contract.resolved = out
 	}
-	for p, s := range t.Params {
-		if err := s.check(); err != nil {
+	for _, p := range slices.Sorted(maps.Keys(t.Params)) {
+		if _, ok := t.InputSchema.Properties[p]; !ok {
+			return fmt.Errorf("tool %q: Params names %q, which is not a parameter of its input schema (it has %s); use a top-level property name", t.Name, p, propertyList(t.InputSchema))
+		}
+		if err := t.Params[p].check(); err != nil {
 			return fmt.Errorf("tool %q: parameter %q: %w", t.Name, p, err)
 		}
 	}
@@ -141,21 +155,69 @@ func (t *Tool) prepare() error {
 	return nil
 }
 
+// isObjectSchema reports whether s admits only JSON objects (null aside):
+// Type "object", or Types holding "object" and at most "null" besides.
+func isObjectSchema(s *jsonschema.Schema) bool {
+	if s.Type != "" {
+		return s.Type == "object"
+	}
+	if len(s.Types) == 0 {
+		return false
+	}
+	object := false
+	for _, ty := range s.Types {
+		switch ty {
+		case "object":
+			object = true
+		case "null":
+		default:
+			return false
+		}
+	}
+	return object
+}
+
+// schemaTypes describes the types a schema declares, for an error.
+func schemaTypes(s *jsonschema.Schema) string {
+	switch {
+	case s.Type != "":
+		return "type " + strconv.Quote(s.Type)
+	case len(s.Types) > 0:
+		return "types " + strings.Join(s.Types, ", ")
+	}
+	return "no type"
+}
+
+// propertyList names a schema's top-level properties, for an error.
+func propertyList(s *jsonschema.Schema) string {
+	if len(s.Properties) == 0 {
+		return "no properties"
+	}
+	names := slices.Sorted(maps.Keys(s.Properties))
+	return "properties " + strings.Join(names, ", ")
+}
+
 // New returns a tool whose input schema is inferred from In by
 // github.com/google/jsonschema-go (struct fields without omitempty are
 // required; additionalProperties is false) and whose function decodes the
-// arguments into an In and calls fn. Decoding is as strict as the schema:
+// arguments into an In and calls fn with a context that carries the call's
+// [Request] (read it with [RequestFrom]: the idempotency key of a write,
+// the run and call ids). Decoding is as strict as the schema:
 // unknown fields and trailing data are errors. Empty arguments leave In at
 // its zero value. A decoding failure is returned as an [*ArgsError] (the
 // default invoker answers REJECTED ARG_JSON_INVALID) and fn is not called.
 //
 // Set the optional fields (Effect, Contract, ...) on the returned value
 // before adding it to a catalog. New panics if no schema can be inferred for
-// In (a programming error, like regexp.MustCompile).
+// In, or if In is not a struct or map type (tool arguments are a JSON
+// object): programming errors, like regexp.MustCompile's.
 func New[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) *Tool {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("tool.New(%q): %v", name, err))
+	}
+	if !isObjectSchema(schema) {
+		panic(fmt.Sprintf("tool.New(%q): the arguments type %s has %s, not an object: use a struct (or map) type for a tool's arguments", name, reflect.TypeFor[In](), schemaTypes(schema)))
 	}
 	return &Tool{
 		Name:        name,
@@ -168,9 +230,59 @@ func New[In, Out any](name, description string, fn func(ctx context.Context, in 
 					return nil, &ArgsError{Tool: name, Err: err}
 				}
 			}
-			return fn(ctx, in)
+			return fn(ContextWithRequest(ctx, req), in)
 		},
 	}
+}
+
+// requestKey is the context key of a call's [Request].
+type requestKey struct{}
+
+// requestCtx carries a call's Request. It holds the request by value and
+// answers Value for requestKey with a pointer to it, so that a typed
+// tool's call costs one allocation rather than a value context and a boxed
+// Request; every other key is its parent's.
+type requestCtx struct {
+	context.Context
+	req Request
+}
+
+// Value returns the request for requestKey, else the parent's value.
+func (c *requestCtx) Value(key any) any {
+	if _, ok := key.(requestKey); ok {
+		return &c.req
+	}
+	return c.Context.Value(key)
+}
+
+// ContextWithRequest returns a copy of ctx carrying req, which
+// [RequestFrom] returns. The function of a tool built with [New] receives
+// such a context; call it yourself only to hand a request to code that
+// reads it the same way (a typed helper called from a raw [Func], a test).
+// The context is done, and has a deadline, exactly when ctx has.
+func ContextWithRequest(ctx context.Context, req Request) context.Context {
+	return &requestCtx{Context: ctx, req: req}
+}
+
+// RequestFrom returns the [Request] of the tool call ctx belongs to: the
+// run id, the call id, the attempt and, for a write that passed the write
+// gate, the idempotency key to pass to the backend, so that a retried or
+// re-submitted write is applied at most once. A typed tool built with
+// [New] reads it from the context its function receives:
+//
+//	create := tool.New("create_site", "…", func(ctx context.Context, in createIn) (Site, error) {
+//		req, _ := tool.RequestFrom(ctx)
+//		return backend.CreateSite(ctx, in.Name, in.SpaceID, req.IdempotencyKey)
+//	})
+//
+// It reports false for a context that carries no request. Its Args are
+// the raw arguments the typed value was decoded from; do not modify them.
+func RequestFrom(ctx context.Context) (Request, bool) {
+	req, ok := ctx.Value(requestKey{}).(*Request)
+	if !ok || req == nil {
+		return Request{}, false
+	}
+	return *req, true
 }
 
 // decodeArgs decodes one JSON value into v, refusing unknown fields and
@@ -182,7 +294,10 @@ func decodeArgs(data []byte, v any) error {
 		return err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("unexpected data after the arguments object")
+		return errTrailing
 	}
 	return nil
 }
+
+// errTrailing reports data after the arguments object.
+var errTrailing = errors.New("unexpected data after the arguments object")

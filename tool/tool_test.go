@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
@@ -152,4 +153,50 @@ func TestSourceKindString(t *testing.T) {
 	assert.Equal(t, tool.Source{Kind: tool.FromResult, Tool: "list", Field: "items.id"}, tool.Result("list", "items.id"))
 	assert.Equal(t, tool.Source{Kind: tool.FromUser}, tool.User())
 	assert.Equal(t, tool.Source{}, tool.Free(), "Free is the zero Source")
+}
+
+// TestNewPassesTheRequest: the function of a typed tool reads its call's
+// Request from its context; a context without one reports false.
+func TestNewPassesTheRequest(t *testing.T) {
+	var got tool.Request
+	var ok bool
+	tl := tool.New("pay", "", func(ctx context.Context, in struct {
+		Amount int `json:"amount"`
+	}) (int, error) {
+		got, ok = tool.RequestFrom(ctx)
+		return in.Amount, nil
+	})
+	req := tool.Request{Run: "run-1", CallID: "c1", Args: json.RawMessage(`{"amount":5}`), Attempt: 2, IdempotencyKey: "rg-key"}
+	res, err := tl.Func(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, 5, res)
+	assert.True(t, ok, "RequestFrom in a typed tool = false; want the call's request")
+	assert.Equal(t, req, got, "RequestFrom returns the request the Func received")
+
+	_, ok = tool.RequestFrom(context.Background())
+	assert.False(t, ok, "RequestFrom(a context without a request) = true")
+	back, ok := tool.RequestFrom(tool.ContextWithRequest(context.Background(), req))
+	assert.True(t, ok)
+	assert.Equal(t, req, back, "ContextWithRequest round trip")
+}
+
+// TestRequestContextKeepsItsParent: the context a typed tool receives is
+// its parent's in every other respect: values, deadline, cancellation
+// (contexts derived from it are cancelled with the parent).
+func TestRequestContextKeepsItsParent(t *testing.T) {
+	type key struct{}
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	ctx := tool.ContextWithRequest(parent, tool.Request{CallID: "c1"})
+	assert.Equal(t, "v", ctx.Value(key{}), "other values come from the parent")
+	_, has := ctx.Deadline()
+	assert.False(t, has)
+	child, stop := context.WithTimeout(ctx, time.Hour)
+	defer stop()
+	cancel()
+	<-child.Done()
+	assert.ErrorIs(t, child.Err(), context.Canceled, "a context derived from it is cancelled with the parent")
+	assert.ErrorIs(t, ctx.Err(), context.Canceled)
+	req, ok := tool.RequestFrom(child)
+	assert.True(t, ok, "a derived context still carries the request")
+	assert.Equal(t, "c1", req.CallID)
 }

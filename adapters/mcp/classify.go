@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -39,9 +40,14 @@ const argumentsPrefix = `validating "arguments": `
 //     the SDK reports an HTTP transport failure as JSON-RPC code -32005);
 //  4. JSON-RPC errors: -32602 [tool.KindMCPInvalidParams], any other code
 //     [tool.KindMCPRPC];
-//  5. any other error, unclassified (the invoker's TOOL_ERROR);
+//  5. any other error: [tool.KindUnreachable] with an unknown outcome. No
+//     error CallTool returns proves that the request never reached the
+//     server (see the package documentation), so it is uncertain, never a
+//     definitive TOOL_ERROR;
 //  6. an isError result: an argument rejection when the text is the SDK's
-//     schema-validation message, otherwise [tool.KindMCPToolError];
+//     schema-validation message, otherwise [tool.KindMCPToolError] with
+//     the result's text as the detail the model reads (MCP defines that
+//     text as the tool's report for the model; the invoker clips it);
 //  7. success: the structured content, else the text content.
 func (c *caller) classify(ctx context.Context, res *sdk.CallToolResult, err error) (any, error) {
 	if err != nil {
@@ -63,8 +69,14 @@ func (c *caller) classify(ctx context.Context, res *sdk.CallToolResult, err erro
 	return payload(res), nil
 }
 
+// outcomeUnknown is what the model is told when CallTool failed in a way
+// that leaves the call's outcome unknown.
+const outcomeUnknown = "the exchange with the MCP server failed and the call's outcome is unknown"
+
 // classifyErr classifies an error CallTool returned (steps 1 to 5 of
-// classify).
+// classify). It never returns an unclassified error except the caller's
+// cancellation: whatever CallTool reports after it was called may have
+// happened after the server received the request.
 func classifyErr(ctx context.Context, err error) error {
 	ctxErr := ctx.Err()
 	switch {
@@ -81,13 +93,23 @@ func classifyErr(ctx context.Context, err error) error {
 	}
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) {
+		// The server's message goes to the log only: a JSON-RPC error is a
+		// protocol answer, not text written for the model, and a raw
+		// handler's plain error arrives as one with all it holds.
 		cause := &rpcError{wire: wire, err: err}
+		msg := "JSON-RPC error " + strconv.FormatInt(wire.Code, 10)
 		if wire.Code == jsonrpc.CodeInvalidParams {
-			return tool.Classified(tool.KindMCPInvalidParams, "", cause)
+			return tool.Classified(tool.KindMCPInvalidParams, msg, cause)
 		}
-		return tool.Classified(tool.KindMCPRPC, "", cause)
+		return tool.Classified(tool.KindMCPRPC, msg, cause)
 	}
-	return err
+	// Anything else: the SDK wraps most failures in plain errors, and
+	// several of them come after the request was sent (a session failed by
+	// a refused notifications/cancelled retires the calls in flight with
+	// that error; a gateway's 5xx after the server acted; a result that
+	// does not decode). None can be told apart from a failure before
+	// sending, so each is uncertain.
+	return tool.Classified(tool.KindUnreachable, outcomeUnknown, err)
 }
 
 // rpcError keeps err's chain while reading as what the server said: the

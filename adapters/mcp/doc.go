@@ -40,7 +40,9 @@
 //	JSON-RPC error -32602                   tool.KindMCPInvalidParams → MCP_INVALID_PARAMS
 //	                                        (the SDK also answers an unknown tool so)
 //	any other JSON-RPC error                tool.KindMCPRPC → MCP_RPC_ERROR
-//	any other error                         unclassified: the invoker's TOOL_ERROR
+//	                                        (the model reads "JSON-RPC error <code>")
+//	any other error                         tool.KindUnreachable → TOOL_UNREACHABLE, outcome unknown
+//	                                        (never TOOL_ERROR: see "Uncertain outcomes")
 //	isError result: argument validation     tool.Reject ARG_REJECTED (see below)
 //	isError result: anything else           tool.KindMCPToolError → MCP_TOOL_ERROR, the result's text as message
 //	success                                 the structured content if present, else the text
@@ -52,6 +54,53 @@
 // codes because the SDK reports an HTTP transport failure as JSON-RPC code
 // -32005. Only the first JSON-RPC error of the chain is compared with
 // -32005.
+//
+// # What the model reads
+//
+// The errors the SDK returns hold server URLs, session ids, network
+// addresses and the server's own error texts. None of it reaches the
+// model: each classified error carries a fixed message as its model-facing
+// detail ("the MCP server could not be reached", "JSON-RPC error -32603",
+// "the exchange with the MCP server failed and the call's outcome is
+// unknown") and the SDK's error as its cause, which goes to the log and
+// the observer only (see tool.DetailOf). The one text of the server's that
+// the model reads is the content of an isError result: MCP defines it as
+// the tool's own report for the model, like the content of a successful
+// result; the invoker keeps its first line, clipped to tool.MaxDetail
+// bytes. A server that writes secrets into its results leaks them either
+// way. Schema-validation messages are rewritten by tool.SchemaDetail so
+// that no Go rendering of a value or schema reaches the model.
+//
+// # Uncertain outcomes
+//
+// A failed call of a write tool is either definitive (the write did not
+// take effect, a new attempt may run it) or uncertain (it may have taken
+// effect: the write gate verifies it by idempotency key before anything
+// runs it again; see guard.UncertainWrite). The adapter reports a CallTool
+// error as definitive only when it is proven to have happened before the
+// request reached the server, and no error of the SDK proves that: the
+// SDK reports failures before sending and after it (an HTTP request whose
+// answer was lost, a session that failed while calls were in flight, a
+// result that does not decode, a multi-round-trip retry that gave up) with
+// the same plain errors. So the rule is:
+//
+//   - the failures the adapter detects itself before calling CallTool
+//     (arguments that are not a JSON object) are rejections: nothing was
+//     sent;
+//   - a JSON-RPC error is the server's own answer: MCP_INVALID_PARAMS
+//     (-32602, the server refused the parameters) or MCP_RPC_ERROR, which
+//     the write gate's default treats as uncertain;
+//   - a deadline is TOOL_TIMEOUT, a transport condition TOOL_UNREACHABLE,
+//     and every other error TOOL_UNREACHABLE with the reason that the
+//     call's outcome is unknown: all uncertain, never TOOL_ERROR.
+//
+// Measured with go-sdk v1.8.0 over streamable HTTP on its default protocol
+// (2026-07-28): when a server refuses the notifications/cancelled the SDK
+// sends after a client-side timeout (go-sdk issue #1212), the session
+// fails, and a write call that was in flight on it returns
+// `calling "tools/call": sending "notifications/cancelled": Bad Request`
+// after the server ran it. That call is TOOL_UNREACHABLE, so the write
+// gate records it as uncertain and the same write does not run again.
 //
 // # Argument rejections
 //
@@ -79,9 +128,10 @@
 //
 // After a timeout over streamable HTTP on protocol version 2026-07-28, the
 // SDK's cancellation notification can be refused and end the session
-// (go-sdk issue #1212); later calls then report TOOL_UNREACHABLE. A write
-// whose call timed out may still have run on the server: that is the
-// uncertain write the write gate verifies before any re-execution.
+// (go-sdk issue #1212); calls in flight and later calls then report
+// TOOL_UNREACHABLE (see "Uncertain outcomes"). A write whose call timed out
+// may still have run on the server: that is the uncertain write the write
+// gate verifies before any re-execution.
 //
 // # Concurrency
 //

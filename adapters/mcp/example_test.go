@@ -113,7 +113,7 @@ func ExampleTools_failures() {
 	}
 	// Output:
 	// MCP_TOOL_ERROR no order B-2
-	// ARG_REJECTED argument id of get_order was rejected: type: 7 has type "integer", want "string"
+	// ARG_REJECTED argument id of get_order was rejected: the value has type "integer", want "string"
 }
 
 // The host decides effects where a server's annotations are missing or

@@ -109,13 +109,13 @@ func TestInMemoryOutcomes(t *testing.T) {
 		},
 		{
 			name: "JSON-RPC invalid params", tool: "raw_invalid_params", args: `{}`,
-			wantOutcome: outcome.Failed, wantCode: errcode.MCPInvalidParams, wantReason: "cursor is stale",
-			reason: "a server's JSON-RPC error -32602 is MCP_INVALID_PARAMS",
+			wantOutcome: outcome.Failed, wantCode: errcode.MCPInvalidParams, wantReason: "JSON-RPC error -32602",
+			reason: "a server's JSON-RPC error -32602 is MCP_INVALID_PARAMS; its message is for the log only",
 		},
 		{
 			name: "JSON-RPC internal error", tool: "raw_internal", args: `{}`,
-			wantOutcome: outcome.Failed, wantCode: errcode.MCPRPCError, wantReason: "index corrupt",
-			reason: "any other JSON-RPC error code is MCP_RPC_ERROR",
+			wantOutcome: outcome.Failed, wantCode: errcode.MCPRPCError, wantReason: "JSON-RPC error -32603",
+			reason: "any other JSON-RPC error code is MCP_RPC_ERROR, described by its code",
 		},
 		{
 			name: "JSON-RPC error without a message", tool: "raw_no_message", args: `{}`,
@@ -124,8 +124,8 @@ func TestInMemoryOutcomes(t *testing.T) {
 		},
 		{
 			name: "raw handler plain error", tool: "raw_plain", args: `{}`,
-			wantOutcome: outcome.Failed, wantCode: errcode.MCPRPCError, wantReason: "plain failure",
-			reason: "a raw handler's plain error arrives as a JSON-RPC error with code 0: MCP_RPC_ERROR",
+			wantOutcome: outcome.Failed, wantCode: errcode.MCPRPCError, wantReason: "JSON-RPC error 0",
+			reason: "a raw handler's plain error arrives as a JSON-RPC error with code 0: MCP_RPC_ERROR; its text stays in the log",
 		},
 	}
 	f := inMemory(t, &Options{IdempotencyMetaKey: idempotencyMetaKey})
@@ -157,7 +157,7 @@ func TestInMemoryArgRejectionTexts(t *testing.T) {
 			f := inMemory(t, &Options{Lang: lang})
 			got := call(t.Context(), f.tool(t, "count"), `{"name":"a","count":1,"items":[{"x":"y"}]}`)
 			cat := prompt.For(lang)
-			detail := `type: y has type "string", want "integer"`
+			detail := `the value has type "string", want "integer"`
 			wantReason := cat.Reason(errcode.ArgRejected, "tool", "count", "field", "items[].x", "detail", detail)
 			wantNext := cat.Text(prompt.NextFixArgs, "tool", "count", "field", "items[].x", "expect", detail)
 			assert.Equalf(t, wantReason, got.reason, "reason = %q; want %q", got.reason, wantReason)
@@ -173,7 +173,7 @@ func TestInMemoryUnknownTool(t *testing.T) {
 	f.server.RemoveTools("echo")
 	got := call(t.Context(), f.tool(t, "echo"), `{"text":"hi"}`)
 	assert.Equalf(t, errcode.MCPInvalidParams, got.code, "call(removed tool) code = %v; want MCP_INVALID_PARAMS", got.code)
-	assert.Containsf(t, got.reason, "unknown tool", "call(removed tool) reason = %q; want the SDK's message", got.reason)
+	assert.Containsf(t, got.reason, "JSON-RPC error -32602", "call(removed tool) reason = %q; want the JSON-RPC code", got.reason)
 }
 
 // TestInMemoryDeadline: a blocking tool whose deadline passes is
@@ -260,7 +260,10 @@ func TestClassifyErr(t *testing.T) {
 		{"rejected by transport", fmt.Errorf("calling %q: %w", "tools/call", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"}), tool.KindUnreachable, "the SDK reports an HTTP transport failure as JSON-RPC -32005"},
 		{"first JSON-RPC error decides", errors.Join(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "x"}, &jsonrpc.Error{Code: -32005}), tool.KindMCPRPC, "-32005 deeper in the chain does not make a server's error a transport failure"},
 		{"invalid params", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}, tool.KindMCPInvalidParams, "-32602 is MCP_INVALID_PARAMS"},
-		{"unknown", errors.New("strange"), 0, "anything else is left to the invoker (TOOL_ERROR)"},
+		{"refused cancellation", fmt.Errorf("calling %q: %w", "tools/call", errors.New(`sending "notifications/cancelled": Bad Request`)), tool.KindUnreachable, "a call in flight on a session that failed after a refused cancellation (go-sdk #1212) may have run: uncertain"},
+		{"gateway error", fmt.Errorf("calling %q: %w", "tools/call", errors.New(`sending "tools/call": Internal Server Error`)), tool.KindUnreachable, "an HTTP error answer without a JSON-RPC body comes after the request was sent"},
+		{"multi-round-trip", errors.New("multi-round-trip: exceeded maximum retries (10)"), tool.KindUnreachable, "a multi-round-trip exchange that gave up had reached the server"},
+		{"unknown", errors.New("strange"), tool.KindUnreachable, "no other error proves the request never reached the server: uncertain, never TOOL_ERROR"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

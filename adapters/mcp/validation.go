@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/reactguard/reactguard/tool"
 )
 
 // The shapes of github.com/google/jsonschema-go's validation messages that
@@ -39,8 +41,10 @@ type violation struct {
 // It finds the arguments concerned ("count"; "items[].x" for a nested one;
 // every missing required property; "arguments" when the message names
 // none) and the detail (the message without its "validating <schema>: "
-// prefixes, at most maxDetail bytes). It never fails: text of any other
-// shape becomes the detail, concerning the arguments as a whole.
+// prefixes, rewritten by tool.SchemaDetail so that no Go rendering of a
+// value or schema reaches the model, its first line, at most maxDetail
+// bytes). It never fails: text of any other shape becomes the detail,
+// concerning the arguments as a whole.
 func parseValidation(msg string) violation {
 	path := ""
 	detail := strings.TrimSpace(msg)
@@ -74,7 +78,7 @@ func parseValidation(msg string) violation {
 	default:
 		v.fields = []string{wholeArgs}
 	}
-	v.detail = clip(detail)
+	v.detail = clip(tool.SchemaDetail(detail))
 	if v.detail == "" {
 		v.detail = "invalid arguments"
 	}

@@ -3,7 +3,7 @@ module github.com/reactguard/reactguard/adapters/otel
 go 1.26.0
 
 require (
-	github.com/reactguard/reactguard v0.0.0
+	github.com/reactguard/reactguard v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0

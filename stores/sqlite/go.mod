@@ -3,7 +3,7 @@ module github.com/reactguard/reactguard/stores/sqlite
 go 1.26.0
 
 require (
-	github.com/reactguard/reactguard v0.0.0
+	github.com/reactguard/reactguard v0.1.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
 )

@@ -37,13 +37,17 @@ type CreateSiteInput struct {
 	SpaceID string `json:"space_id" jsonschema:"the id of the space, from a list_spaces result"`
 }
 
-// Backend is the fake system behind the story's tools. It counts the sites
-// it creates, so that a story can show that an approved write ran exactly
-// once. The zero value is an empty backend ready to use; a Backend is safe
-// for concurrent use and must not be copied after first use.
+// Backend is the fake system behind the story's tools. Like a real
+// backend that dedupes writes, it creates at most one site per idempotency
+// key (the write gate's key, which create_site reads from its context with
+// tool.RequestFrom and passes on), and it counts the sites it creates, so
+// that a story can show that an approved write ran exactly once. The zero
+// value is an empty backend ready to use; a Backend is safe for concurrent
+// use and must not be copied after first use.
 type Backend struct {
 	mu      sync.Mutex
 	created []Site
+	byKey   map[string]Site
 }
 
 // Created returns a copy of the sites created so far, in order.
@@ -53,18 +57,29 @@ func (b *Backend) Created() []Site {
 	return append([]Site(nil), b.created...)
 }
 
-// Executions returns how often create_site ran.
+// Executions returns how many sites create_site created.
 func (b *Backend) Executions() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.created)
 }
 
-func (b *Backend) create(in CreateSiteInput) Site {
+// create creates the site for the idempotency key, or returns the one it
+// created for that key before. A call without a key always creates one.
+func (b *Backend) create(key string, in CreateSiteInput) Site {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if s, ok := b.byKey[key]; ok && key != "" {
+		return s
+	}
 	s := Site{SiteID: fmt.Sprintf("site-%d", 1001+len(b.created)), URL: "https://spring-sale.example.com", SpaceID: in.SpaceID}
 	b.created = append(b.created, s)
+	if key != "" {
+		if b.byKey == nil {
+			b.byKey = make(map[string]Site)
+		}
+		b.byKey[key] = s
+	}
 	return s
 }
 
@@ -85,7 +100,10 @@ func (b *Backend) Tools() *tool.Catalog {
 		})
 	listSpaces.Effect = tool.Read
 	createSite := tool.New("create_site", "Create a website in a space.",
-		func(_ context.Context, in CreateSiteInput) (Site, error) { return b.create(in), nil })
+		func(ctx context.Context, in CreateSiteInput) (Site, error) {
+			req, _ := tool.RequestFrom(ctx) // the write gate's idempotency key
+			return b.create(req.IdempotencyKey, in), nil
+		})
 	createSite.Effect = tool.Write
 	createSite.Params = map[string]tool.Source{
 		"name":     tool.User(),

@@ -39,6 +39,17 @@
 // so lookups answer exactly as before. A ledger backed by a shared store
 // needs no snapshot.
 //
+// # Cache
+//
+// A ledger kept in a database answers each lookup with a round trip. A
+// [Cache] wraps it for runs that one process drives at a time: the first
+// read of a run loads its evidence once (one round trip when the ledger is
+// a [Loader]) into a [Memory] index, later reads are answered from memory,
+// and writes go to the database and then to the index. Package react
+// wraps such a ledger itself when it builds the default guard chain, and
+// drops each run from the cache when a Run or Resume starts and ends (see
+// [Cache] for why that is coherent, and when it is not used).
+//
 // # Conformance
 //
 // Package evidencetest runs the Ledger contract against any implementation:

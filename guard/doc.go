@@ -86,5 +86,9 @@
 // that already passed it, so a repeated call (a write called again after
 // its approval, a poll, a retry of the model) skips decoding and schema
 // validation; validation is a pure function of schema and bytes, so the
-// answer is the same. docs/performance.md has the figures.
+// answer is the same. With stores in a database, each store operation is a
+// round trip: a write ledger that also holds the approvals
+// ([ApprovingWriteLedger], as stores/postgres and stores/sqlite do) lets
+// the write gate claim an approved write and consume its approval in one.
+// docs/performance.md has the figures.
 package guard

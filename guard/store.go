@@ -100,3 +100,32 @@ type WriteLedger interface {
 	// Get returns the record of key.
 	Get(ctx context.Context, key string) (WriteRecord, bool, error)
 }
+
+// ApprovingWriteLedger is a [WriteLedger] that keeps its records in the
+// same database as an [Approvals] store, so that it can claim a write and
+// consume the write's approval in one atomic operation: one round trip
+// where Begin and Consume take two, and nothing to release when no
+// approval is held. The write gate uses it, for writes that need approval,
+// only when ConsumesFrom reports that it consumes the approvals of the
+// gate's own Approvals store; the gate's answers are then the same as with
+// Begin and Consume. stores/postgres and stores/sqlite implement it. Run
+// the conformance tests of guardtest.RunApprovingWriteLedger against an
+// implementation.
+type ApprovingWriteLedger interface {
+	WriteLedger
+	// ConsumesFrom reports whether BeginApproved consumes the approvals
+	// that a grants: whether a is this ledger's own database's Approvals
+	// store (an identity check, never a guess; false for any other store).
+	ConsumesFrom(a Approvals) bool
+	// BeginApproved claims key for execution and consumes one approval of
+	// fingerprint in run, atomically, when both are possible: the key has
+	// no record, or one in WriteNone or WriteFailed, and run holds an
+	// approval for fingerprint not consumed yet. It then stores WriteRunning
+	// and returns (that record, true). When the key could be claimed but no
+	// approval is held, it changes nothing and returns false with the key's
+	// record (State WriteNone for a key without record). Otherwise it
+	// consumes nothing and returns the current record and false, as Begin
+	// does (WriteRunning, WriteSucceeded, WriteUncertain; a ledger shared by
+	// processes reports the claim of a dead process as WriteUncertain).
+	BeginApproved(ctx context.Context, key, tool, run, fingerprint string) (WriteRecord, bool, error)
+}

@@ -93,7 +93,13 @@ type WriteGateOptions struct {
 // RequireApproval says none is needed. Without one it releases the claim,
 // records the call as gated ([Approvals.Gate]) and answers DEFERRED
 // APPROVAL_REQUIRED, whose next step (NEXT_APPROVAL) names
-// builtin_node_approval and the gated tool.
+// builtin_node_approval and the gated tool. When WriteLedger is an
+// [ApprovingWriteLedger] that consumes the approvals of Approvals
+// (ConsumesFrom), a write that needs approval is claimed and its approval
+// consumed in one operation ([ApprovingWriteLedger.BeginApproved]), and
+// without an approval nothing is claimed (so nothing is released): the
+// answers are the same, with one store operation where there were two.
+// RequireApproval is then asked before the claim rather than after it.
 //
 // After next returns, the ledger gets the outcome: SUCCESS stores the
 // result's JSON (WriteSucceeded); FAILED is WriteUncertain when Uncertain
@@ -128,12 +134,16 @@ func WriteGate(opts WriteGateOptions) invoker.Interceptor {
 	if g.uncertain == nil {
 		g.uncertain = UncertainWrite
 	}
+	if al, ok := g.ledger.(ApprovingWriteLedger); ok && al.ConsumesFrom(g.approvals) {
+		g.approving = al
+	}
 	return g.intercept
 }
 
 type writeGate struct {
 	approvals Approvals
 	ledger    WriteLedger
+	approving ApprovingWriteLedger // ledger, when it consumes the approvals of approvals; else nil
 	cat       *prompt.Catalog
 	require   func(invoker.Call) bool
 	uncertain UncertainFunc
@@ -186,9 +196,19 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	}
 	key := call.IdempotencyKey
 
+	// A ledger that consumes the gate's approvals claims the key and the
+	// approval of a write that needs one together (one operation).
+	together := g.approving != nil && (g.require == nil || g.require(call))
 	claimed := false
 	for range maxClaims {
-		rec, ok, err := g.ledger.Begin(ctx, key, call.Name)
+		var rec WriteRecord
+		var ok bool
+		var err error
+		if together {
+			rec, ok, err = g.approving.BeginApproved(ctx, key, call.Name, call.Run, fp)
+		} else {
+			rec, ok, err = g.ledger.Begin(ctx, key, call.Name)
+		}
 		if err != nil {
 			return observation.Observation{}, fmt.Errorf("guard: write gate: claim %q: %w", key, err)
 		}
@@ -207,12 +227,20 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 				return obs, err
 			}
 			// Verified not applied and released: claim it again.
-		default: // WriteNone, WriteFailed: Begin should have claimed them
+		case WriteNone, WriteFailed:
+			if together { // free, but no approval: nothing was claimed
+				return g.gate(ctx, call, fp)
+			}
+			return observation.Observation{}, fmt.Errorf("guard: write gate: ledger refused a claim of %q in state %d", key, rec.State)
+		default:
 			return observation.Observation{}, fmt.Errorf("guard: write gate: ledger refused a claim of %q in state %d", key, rec.State)
 		}
 	}
 	if !claimed {
 		return g.inFlight(call), nil
+	}
+	if together { // the approval was consumed with the claim
+		return g.execute(ctx, call, key, true, next)
 	}
 
 	approved := false
@@ -226,17 +254,22 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 			if err := g.release(ctx, call, key); err != nil {
 				return observation.Observation{}, err
 			}
-			gc := GatedCall{CallID: call.ID, Tool: call.Name, Args: call.Args, Fingerprint: fp, Round: call.Round}
-			if err := g.approvals.Gate(ctx, call.Run, gc); err != nil {
-				return observation.Observation{}, fmt.Errorf("guard: write gate: gate call: %w", err)
-			}
-			return observation.Deferred(errcode.ApprovalRequired,
-				g.cat.Reason(errcode.ApprovalRequired, "tool", call.Name),
-				g.cat.Text(prompt.NextApproval, "tool", call.Name)), nil
+			return g.gate(ctx, call, fp)
 		}
 		approved = true
 	}
 	return g.execute(ctx, call, key, approved, next)
+}
+
+// gate records call as waiting for approval and answers APPROVAL_REQUIRED.
+func (g *writeGate) gate(ctx context.Context, call invoker.Call, fp string) (observation.Observation, error) {
+	gc := GatedCall{CallID: call.ID, Tool: call.Name, Args: call.Args, Fingerprint: fp, Round: call.Round}
+	if err := g.approvals.Gate(ctx, call.Run, gc); err != nil {
+		return observation.Observation{}, fmt.Errorf("guard: write gate: gate call: %w", err)
+	}
+	return observation.Deferred(errcode.ApprovalRequired,
+		g.cat.Reason(errcode.ApprovalRequired, "tool", call.Name),
+		g.cat.Text(prompt.NextApproval, "tool", call.Name)), nil
 }
 
 // uncertainKey is the context key under which the write gate hands its

@@ -46,14 +46,23 @@ type Config struct {
 	// may serve many Loops built concurrently. Nil stores become in-memory
 	// stores private to this Loop: a snapshot resumed by another Loop
 	// needs the same stores (give both Loops the same store values, or
-	// durable ones shared by every process).
+	// durable ones shared by every process). With the default chain
+	// (Handler nil), an evidence ledger that is not an evidence.Exporter
+	// (one kept in a database) is wrapped in an evidence.Cache, so a run's
+	// evidence is read from the database once per Run or Resume and every
+	// later lookup of that Run or Resume is answered from memory; the loop
+	// drops the run from the cache when each Run or Resume starts and
+	// ends (see evidence.Cache for why that is coherent). Pass an
+	// *evidence.Cache yourself to share one between Loops.
 	Guards *guard.Options
 	// Handler runs the calls of catalog tools. Nil means the default chain:
 	// invoker.Chain(invoker.New(…), guard.Default(Guards)...). A custom
 	// handler replaces the whole chain, guards included; the loop still
-	// reads the stores of Guards, so a custom chain that gates writes must
-	// use the same Approvals. The built-in tools always run through the
-	// default invoker, without guards.
+	// reads the stores of Guards (the evidence ledger as given: the loop
+	// wraps it in no cache, since the custom chain may write it behind the
+	// loop), so a custom chain that gates writes must use the same
+	// Approvals. The built-in tools always run through the default
+	// invoker, without guards.
 	Handler invoker.Handler
 	// Observer receives the events of every run; nil means a
 	// [LogObserver] writing to Logger. To keep the log and add metrics,
@@ -90,10 +99,12 @@ type Config struct {
 	// prunes old claims sets it to at most that retention.
 	SnapshotMaxAge time.Duration
 	// Claims records which snapshots were resumed, so that each is resumed
-	// once ([ErrAlreadyResumed]). Nil means one in-memory claim store
-	// shared by every Loop of the process, which protects snapshots within
-	// the process; replicas and restarts need a shared durable store
-	// (stores/postgres, stores/sqlite).
+	// once ([ErrAlreadyResumed]), and settles each claim when its resume
+	// stops. Nil means one in-memory claim store shared by every Loop of
+	// the process, which protects snapshots within the process; replicas
+	// and restarts need a shared durable store (stores/postgres,
+	// stores/sqlite), which also gives the claim of a resume whose process
+	// died before it settled to the next resume of that snapshot.
 	Claims runstore.Claims
 	// Runs, when set, keeps the latest snapshot of every stopped run, for an
 	// approvals inbox ([runstore.Store.List]) and for [Loop.ResumeRun]:
@@ -138,7 +149,8 @@ type Loop struct {
 	maxAge    time.Duration
 	claims    runstore.Claims
 	runs      runstore.Store
-	schemas   sync.Map // *tool.Tool → schemaEntry
+	cache     *evidence.Cache // nil unless the default chain reads a ledger kept outside the process
+	schemas   sync.Map        // *tool.Tool → schemaEntry
 }
 
 // processClaims are the claims of loops configured without Claims.
@@ -219,6 +231,20 @@ func New(cfg Config) (*Loop, error) {
 	if g.Catalog == nil {
 		g.Catalog = l.cat
 	}
+	if l.handler == nil && g.Ledger != nil {
+		// A ledger kept outside the process is read from memory while this
+		// process drives a run (see evidence.Cache): the chain below and
+		// the loop share the cache. An in-process ledger (an Exporter) is
+		// used as it is.
+		switch lg := g.Ledger.(type) {
+		case *evidence.Cache:
+			l.cache = lg
+		case evidence.Exporter:
+		default:
+			l.cache = evidence.NewCache(lg)
+			g.Ledger = l.cache
+		}
+	}
 	interceptors := guard.Default(&g)
 	l.approvals, l.ledger = g.Approvals, g.Ledger
 	l.builtins = invoker.New(&invoker.Options{Catalog: l.cat, Logger: cfg.Logger})
@@ -247,6 +273,10 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, 
 	r, err := l.newRun(id, node)
 	if err != nil {
 		return Result{}, err
+	}
+	if l.cache != nil {
+		l.cache.Release(id)
+		defer l.cache.Release(id)
 	}
 	ctx = r.beginRun(ctx, false, nil)
 	defer r.endRun(ctx, &err)
@@ -281,6 +311,16 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // [ErrAlreadyResumed]. None of these refusals executes anything or
 // changes any store.
 //
+// A snapshot whose resume died (its process was killed) after it applied
+// the decision and before the run stopped again is not refused when the
+// claim store can prove the holder dead (the durable stores can; see
+// [runstore.Claims.Claim]): this resume takes the claim over and applies
+// the same decision again. An approval delivered twice grants nothing
+// more, so the approved write runs at most once: if the dead resume had
+// started it, the write ledger has it running or uncertain
+// (WRITE_PENDING_VERIFY, or its result reused through the tool's Verify);
+// if not, the approval it left unused lets it run once.
+//
 // An approval is granted only to the call the run's Approvals store
 // recorded as gated, with the same fingerprint ([guard.Approvals.Approve]);
 // otherwise Resume returns an error wrapping [guard.ErrNotPending] and
@@ -288,8 +328,13 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // error), the claim is released and the error is returned with a Suspended
 // result holding the same snapshot, so the same decision can be given
 // again. Later failures interrupt the run as in [Loop.Run], with a new
-// snapshot. Resuming needs the stores the run used (approvals, write
-// ledger; the evidence of an in-process ledger travels in the snapshot).
+// snapshot. Once the decision applied, Resume settles the claim before it
+// returns, whatever the result (finished, failed, suspended again,
+// interrupted), with a context that is not cancelled with ctx; a settled
+// snapshot is never resumed again, and an error settling it is joined into
+// the returned error (the result is intact). Resuming needs the stores the
+// run used (approvals, write ledger; the evidence of an in-process ledger
+// travels in the snapshot).
 func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Result, err error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Resume)", ErrNilContext)
@@ -312,6 +357,13 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	if !claimed {
 		return Result{}, fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, s.ID, s.Run)
 	}
+	if l.cache != nil {
+		// This resume drives the run now: whatever an earlier driver (in
+		// this process or another) left cached is dropped, and so is what
+		// this one reads, once it stops.
+		l.cache.Release(s.Run)
+		defer l.cache.Release(s.Run)
+	}
 	ctx = r.beginRun(ctx, true, s.Carry)
 	defer r.endRun(ctx, &err)
 	// Until the decision is applied nothing has changed, so a failure
@@ -332,7 +384,16 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 			return unchanged(err)
 		}
 	}
-	return r.loop(ctx)
+	// The decision applied: whatever the run does now, it stops with a new
+	// snapshot or ends, and this snapshot is spent. The claim is settled
+	// after the result was kept in Config.Runs, so that a process killed in
+	// between leaves the claim taken (a durable store lets the next resume
+	// take it over), never settled with the run's latest state lost.
+	res, err := r.loop(ctx)
+	if serr := l.claims.Settle(context.WithoutCancel(ctx), s.Run, s.ID); serr != nil {
+		err = errors.Join(err, fmt.Errorf("react: settle resume claim: %w", serr))
+	}
+	return res, err
 }
 
 // Errors of [Loop.ResumeRun].

@@ -74,7 +74,8 @@ var (
 // [Config].Claims), and a second resume, sequential or concurrent, in this
 // process or another sharing the claims, executes nothing. The run goes on
 // in the resume that claimed it; its result (or the run store) has the
-// run's current state.
+// run's current state. A snapshot whose resume died before it settled is
+// not refused by a durable claim store: see [Loop.Resume].
 var ErrAlreadyResumed = errors.New("react: snapshot already resumed")
 
 // sealKey is one snapshot key and its id.

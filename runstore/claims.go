@@ -6,22 +6,44 @@ import (
 )
 
 // Claims records which snapshots have been taken for a resume, so that each
-// snapshot is resumed at most once. Implementations must be safe for
-// concurrent use, across processes where they are shared, and Claim must be
-// atomic: of any number of concurrent claims of one id, exactly one
-// succeeds. Run the conformance tests of package runstoretest against an
-// implementation.
+// snapshot is resumed at most once, and whether that resume got the run to
+// its next stop. Implementations must be safe for concurrent use, across
+// processes where they are shared, and Claim must be atomic: of any number
+// of concurrent claims of one id, exactly one succeeds. Run the conformance
+// tests of package runstoretest against an implementation.
+//
+// A claim is in one of three states: free (never claimed, or released),
+// taken (claimed by a resume that is still going on, or that died before it
+// settled) and settled (final). The loop (package react) claims a snapshot
+// before it applies the user's decision, releases the claim when the resume
+// failed before the decision applied, and settles it once the resume
+// stopped after the decision applied, whatever the result.
 type Claims interface {
 	// Claim takes snapshot id of run for one resume. It returns true when
-	// the id was free and is now claimed, false when it was claimed before
-	// and not released. A claim is kept until it is released; a store that
+	// the id was free and is now claimed, false when it is taken or
+	// settled. There is one exception: a store that can prove that the
+	// resume holding a taken claim is dead (its process ended: see
+	// stores/postgres and stores/sqlite) gives the claim to the caller and
+	// returns true, so that a resume killed after it applied the decision
+	// does not lose the approval for good; the new resume applies the same
+	// decision again, which the approvals store answers without a second
+	// grant. The claim of a live resume is never taken over, and a settled
+	// claim never. A claim is kept until it is released; a store that
 	// prunes claims (retention) must document it, and the loops that share
 	// it must refuse snapshots older than that retention.
 	Claim(ctx context.Context, run, id string) (bool, error)
-	// Release frees the claim of id, so that the same snapshot can be
+	// Release frees a taken claim of id, so that the same snapshot can be
 	// resumed again: the loop calls it only when the resume failed before
-	// it changed anything. Releasing an id that is not claimed is a no-op.
+	// it changed anything. Releasing an id that is not claimed, or whose
+	// claim is settled, is a no-op; a store that records owners releases
+	// only the caller's own claim.
 	Release(ctx context.Context, run, id string) error
+	// Settle makes the claim of id final: the resume that holds it got the
+	// run to its next stop (a new snapshot, or the end of the run), so the
+	// snapshot must never be resumed again, not even by a takeover. It is
+	// idempotent; settling an id that is not claimed records it as settled
+	// all the same.
+	Settle(ctx context.Context, run, id string) error
 }
 
 // MemoryClaims is the in-memory [Claims]. It is safe for concurrent use; its
@@ -29,16 +51,19 @@ type Claims interface {
 // long as the process and are never pruned (about a hundred bytes a
 // snapshot resumed), so only the process that holds them is protected: a
 // service on several replicas, or one that restarts, uses a durable store.
+// Every holder of a MemoryClaims claim is in its own process, so it never
+// takes a claim over: a resume that panicked before it settled keeps its
+// snapshot claimed for as long as the process lives.
 type MemoryClaims struct {
 	mu      sync.Mutex
-	claimed map[claimKey]struct{}
+	claimed map[claimKey]bool // true when settled
 }
 
 type claimKey struct{ run, id string }
 
 // NewMemoryClaims returns an empty in-memory claim store.
 func NewMemoryClaims() *MemoryClaims {
-	return &MemoryClaims{claimed: make(map[claimKey]struct{})}
+	return &MemoryClaims{claimed: make(map[claimKey]bool)}
 }
 
 var _ Claims = (*MemoryClaims)(nil)
@@ -51,14 +76,25 @@ func (m *MemoryClaims) Claim(_ context.Context, run, id string) (bool, error) {
 	if _, ok := m.claimed[k]; ok {
 		return false, nil
 	}
-	m.claimed[k] = struct{}{}
+	m.claimed[k] = false
 	return true, nil
 }
 
 // Release implements [Claims.Release].
 func (m *MemoryClaims) Release(_ context.Context, run, id string) error {
+	k := claimKey{run, id}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.claimed, claimKey{run, id})
+	if settled, ok := m.claimed[k]; ok && !settled {
+		delete(m.claimed, k)
+	}
+	return nil
+}
+
+// Settle implements [Claims.Settle].
+func (m *MemoryClaims) Settle(_ context.Context, run, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.claimed[claimKey{run, id}] = true
 	return nil
 }

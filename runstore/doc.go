@@ -14,7 +14,21 @@
 // every other one is refused before it does anything. The loop (package
 // react) claims every snapshot it resumes and releases the claim only when
 // the resume failed before it changed anything, so that the same snapshot
-// can be tried again.
+// can be tried again; once the user's decision applied, it settles the
+// claim when the resume stops ([Claims.Settle]), whatever the result: the
+// run has a new snapshot (or ended), and the old one is spent for good.
+//
+// A resume may also die between the two: a process killed after it
+// applied the decision and before it settled. Its claim is taken and never
+// settled, and its snapshot is the run's latest. A durable store proves
+// that the holder is dead (its database session or its lock file is gone)
+// and gives the claim to the next resume of that snapshot, which applies
+// the same decision again: an approval delivered twice grants nothing more,
+// and the write ledger tells whether the dead process already ran the
+// write (it is then uncertain and verified, or reused). So a legitimate
+// approval is never lost to a crash, and a live resume's claim is never
+// taken. [MemoryClaims] never takes over: its holders are in its own
+// process.
 //
 // # Runs
 //

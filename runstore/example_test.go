@@ -21,6 +21,22 @@ func ExampleMemoryClaims() {
 	// request 2 resumes: false
 }
 
+// A resume that got the run to its next stop settles its claim: the
+// snapshot is spent for good, and Release no longer frees it.
+func ExampleMemoryClaims_Settle() {
+	ctx := context.Background()
+	claims := runstore.NewMemoryClaims()
+	ok, _ := claims.Claim(ctx, "run-1", "snapshot-a")
+	fmt.Println("claimed:", ok)
+	_ = claims.Settle(ctx, "run-1", "snapshot-a")
+	_ = claims.Release(ctx, "run-1", "snapshot-a")
+	ok, _ = claims.Claim(ctx, "run-1", "snapshot-a")
+	fmt.Println("claimed after it settled:", ok)
+	// Output:
+	// claimed: true
+	// claimed after it settled: false
+}
+
 // An approvals inbox lists the runs waiting for an approval, oldest first,
 // a page at a time.
 func ExampleMemory_List() {

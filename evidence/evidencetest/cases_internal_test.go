@@ -63,6 +63,9 @@ func (forgetful) Export(context.Context, string) (evidence.Snapshot, error) {
 	return evidence.Snapshot{}, nil
 }
 func (forgetful) Import(context.Context, string, evidence.Snapshot) error { return nil }
+func (forgetful) Load(context.Context, string) (evidence.Snapshot, error) {
+	return evidence.Snapshot{}, nil
+}
 func (forgetful) HasValue(context.Context, string, string, string, string) (bool, error) {
 	return false, nil
 }

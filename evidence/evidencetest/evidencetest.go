@@ -11,10 +11,12 @@
 package evidencetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +28,8 @@ import (
 
 // Run runs the Ledger contract tests as subtests of t, each with a ledger
 // from newLedger. If the ledger implements [evidence.Exporter], the
-// snapshot round trip is checked too.
+// snapshot round trip is checked too; if it implements [evidence.Loader],
+// that Load returns what was appended and said.
 func Run(t *testing.T, newLedger func() evidence.Ledger) {
 	t.Helper()
 	for _, c := range cases {
@@ -68,6 +71,7 @@ var cases = []contractCase{
 	{"ConcurrentAppends", concurrentAppends},
 	{"SnapshotRoundTrip", snapshotRoundTrip},
 	{"ImportMerges", importMerges},
+	{"LoadReturnsTheRun", loadReturnsTheRun},
 }
 
 func mustAppend(t tester, l evidence.Ledger, run string, rs ...evidence.Record) {
@@ -556,5 +560,53 @@ func importMerges(t tester, l evidence.Ledger, run string) {
 		if got := strings.Join(after.UserTexts, "|"); got != "yes|yes|no" {
 			t.Errorf("UserTexts after Import #%d = %q; want \"yes|yes|no\" (each text as often as the most any side holds it)", i+1, got)
 		}
+	}
+}
+
+// loadReturnsTheRun checks a Loader: Load returns the run's records in the
+// order appended (a repeated attempt once, failures kept) and its user
+// texts in the order added (blank ones ignored, as AddUserText does);
+// another run's evidence is not in it, and a run never written loads as
+// empty.
+func loadReturnsTheRun(t tester, l evidence.Ledger, run string) {
+	ld, ok := l.(evidence.Loader)
+	if !ok {
+		t.Skip("the ledger does not implement evidence.Loader")
+	}
+	ctx := context.Background()
+	f := failed("c1", "list", 1, `{"error":"busy"}`)
+	f.Fingerprint, f.Round, f.Code = "fp", 2, errcode.ToolTimeout
+	s := success("c1", "list", 2, `{"sites":[{"id":"s-1","n":"nul \u0000 日本"}]}`)
+	s.Fingerprint, s.Round, s.PayloadRef = "fp", 2, "blob://c1/2"
+	s2 := success("c2", "get", 1, "")
+	mustAppend(t, l, run, f, s, failed("c1", "list", 1, `{"second":true}`), s2)
+	mustAppend(t, l, run+"/other", success("c9", "list", 1, `{}`))
+	for _, text := range []string{"create site s-1", "  ", "in 日本, please"} {
+		if err := l.AddUserText(ctx, run, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ld.Load(ctx, run)
+	if err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	want := []evidence.Record{f, s, s2}
+	if len(got.Records) != len(want) {
+		t.Fatalf("Load returned %d records; want %d (%+v)", len(got.Records), len(want), got.Records)
+	}
+	for i, r := range got.Records {
+		w := want[i]
+		if r.CallID != w.CallID || r.Attempt != w.Attempt || r.Tool != w.Tool || r.Fingerprint != w.Fingerprint ||
+			r.Outcome != w.Outcome || r.Code != w.Code || r.PayloadRef != w.PayloadRef || r.Round != w.Round ||
+			!bytes.Equal(r.Payload, w.Payload) {
+			t.Errorf("Load record %d = %+v (payload %s); want %+v (payload %s)", i, r, r.Payload, w, w.Payload)
+		}
+	}
+	if want := []string{"create site s-1", "in 日本, please"}; !slices.Equal(got.UserTexts, want) {
+		t.Errorf("Load user texts = %q; want %q", got.UserTexts, want)
+	}
+	empty, err := ld.Load(ctx, run+"/never")
+	if err != nil || len(empty.Records) != 0 || len(empty.UserTexts) != 0 {
+		t.Errorf("Load of a run never written = %+v, %v; want empty", empty, err)
 	}
 }

@@ -1,6 +1,6 @@
 // Package guardtest checks that store implementations keep the contracts of
-// [guard.Approvals] and [guard.WriteLedger]. Run it from a test of the
-// implementation:
+// [guard.Approvals], [guard.WriteLedger] and [guard.ApprovingWriteLedger].
+// Run it from a test of the implementation:
 //
 //	func TestApprovals(t *testing.T) {
 //		guardtest.RunApprovals(t, func() guard.Approvals { return mystore.NewApprovals() })
@@ -8,6 +8,13 @@
 //
 //	func TestWriteLedger(t *testing.T) {
 //		guardtest.RunWriteLedger(t, func() guard.WriteLedger { return mystore.NewWriteLedger() })
+//	}
+//
+//	func TestApprovingWriteLedger(t *testing.T) { // a ledger that also consumes approvals
+//		guardtest.RunApprovingWriteLedger(t, func() (guard.ApprovingWriteLedger, guard.Approvals) {
+//			s := mystore.New()
+//			return s.WriteLedger(), s.Approvals()
+//		})
 //	}
 //
 // # Isolation

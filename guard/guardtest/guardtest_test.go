@@ -34,3 +34,15 @@ func ExampleRunWriteLedger() {
 	//		guardtest.RunWriteLedger(t, func() guard.WriteLedger { return mystore.NewWriteLedger() })
 	//	}
 }
+
+func ExampleRunApprovingWriteLedger() {
+	// In a _test.go file of a package whose write ledger consumes the
+	// approvals of its own database:
+	//
+	//	func TestApprovingWriteLedger(t *testing.T) {
+	//		guardtest.RunApprovingWriteLedger(t, func() (guard.ApprovingWriteLedger, guard.Approvals) {
+	//			s := mystore.New()
+	//			return s.WriteLedger(), s.Approvals()
+	//		})
+	//	}
+}

@@ -105,7 +105,7 @@ func ExactlyOnce(t *testing.T, p Processes, procs int) {
 	}
 	slices.Sort(answers)
 	want := append([]string{}, slices.Repeat([]string{"already-resumed"}, procs-1)...)
-	want = append(want, "finished")
+	want = append(want, "finished create_site SUCCESS -")
 	if !slices.Equal(answers, want) {
 		t.Fatalf("%d processes approving one run answered %q; want one finished and %d already-resumed", procs, answers, procs-1)
 	}
@@ -117,19 +117,12 @@ func ExactlyOnce(t *testing.T, p Processes, procs int) {
 	}
 }
 
-// KilledWrite suspends a run, approves it in a process whose create_site
-// applies the write and then never returns, checks that another process
-// meanwhile sees the write in flight, kills the first with SIGKILL, and
-// checks that the next process to reach the same write (the same run
-// started again, the same idempotency key) answers WRITE_PENDING_VERIFY,
-// and, when create_site has a Verify, reuses the applied result: the write
-// ran once in all.
-func KilledWrite(t *testing.T, p Processes) {
-	run := "killed-" + time.Now().Format("150405.000000")
-	if got := p.Run(t, RoleSuspend, run); got != "suspended" {
-		t.Fatalf("suspending child answered %q; want suspended", got)
-	}
-	cmd := p.child(t, RoleResumeBlock, run)
+// start starts a child in role for run that says want on its first line
+// and then blocks, and returns it with a kill function (also registered
+// as a cleanup).
+func (p Processes) start(t *testing.T, role, run, want string) (kill func()) {
+	t.Helper()
+	cmd := p.child(t, role, run)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -138,55 +131,99 @@ func KilledWrite(t *testing.T, p Processes) {
 		t.Fatal(err)
 	}
 	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+	kill = func() {
+		if killed {
+			return
 		}
-	}()
-	line, err := ReadLine(bufio.NewReader(stdout), time.Minute)
-	if err != nil || line != "applied" {
-		t.Fatalf("blocking child said %q, %v; want applied", line, err)
+		killed = true
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Error(err)
+		}
+		_ = cmd.Wait()
+		if p.Gone != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := p.Gone(ctx, role); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	t.Cleanup(kill)
+	line, err := ReadLine(bufio.NewReader(stdout), time.Minute)
+	if err != nil || line != want {
+		t.Fatalf("child %s said %q, %v; want %s", role, line, err, want)
+	}
+	return kill
+}
+
+// expect runs a child in role and fails t unless it answers want.
+func (p Processes) expect(t *testing.T, role, run, want, why string, env ...string) {
+	t.Helper()
+	if got := p.Run(t, role, run, env...); got != want {
+		t.Fatalf("%s: child %s answered %q; want %q", why, role, got, want)
+	}
+}
+
+// KilledWrite suspends a run, approves it (ResumeRun) in a process whose
+// create_site applies the write and then never returns, and checks that
+// meanwhile every other process finds the snapshot claimed and the write
+// in flight. It kills that process with SIGKILL and approves the SAME run
+// again through ResumeRun in the next process: that process takes the
+// dead resume's claim over, applies the approval again (granting nothing
+// new) and finds the write uncertain (WRITE_PENDING_VERIFY), so the run
+// asks the user and suspends again, settling its claim. The first
+// snapshot, settled by a process that has ended since, is refused
+// (already resumed): a settled claim is never taken over. The user's
+// answer, resumed with a Verify, reuses the applied result, and the run
+// finishes: the write ran once in all.
+func KilledWrite(t *testing.T, p Processes) {
+	run := "killed-" + time.Now().Format("150405.000000")
+	p.expect(t, RoleSuspend, run, "suspended", "suspending the run")
+	kill := p.start(t, RoleResumeBlock, run, "applied")
 
 	// While the owner lives, its snapshot is claimed and its write is in
 	// flight for everyone else.
-	for _, role := range []string{RoleResume, RoleApprove} {
-		if got := p.Run(t, role, run); got != "already-resumed" {
-			t.Fatalf("approving the run again (%s) while the write runs answered %q; want already-resumed", role, got)
-		}
-	}
+	p.expect(t, RoleResume, run, "already-resumed", "approving the stored run while its resume runs")
+	p.expect(t, RoleApprove, run, "already-resumed", "approving the snapshot while its resume runs")
 	if got := p.Run(t, RoleRerun, run); got != "create_site DEFERRED WRITE_IN_FLIGHT" {
 		t.Fatalf("another process reaching the write while its owner runs answered %q; want DEFERRED WRITE_IN_FLIGHT", got)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	killed = true
-	if p.Gone != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := p.Gone(ctx, RoleResumeBlock); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	if got := p.Run(t, RoleApprove, run); got != "already-resumed" {
-		t.Fatalf("approving the snapshot again after the kill answered %q; want already-resumed (the killed process claimed it)", got)
-	}
-	if got := p.Run(t, RoleRerun, run); got != "create_site DEFERRED WRITE_PENDING_VERIFY" {
-		t.Fatalf("the next process reaching the killed process's write answered %q; want DEFERRED WRITE_PENDING_VERIFY", got)
-	}
-	if got := p.Run(t, RoleRerun, run, EnvVerify+"=1"); got != "create_site SUCCESS -" {
-		t.Fatalf("with a Verify, the next process answered %q; want SUCCESS (the applied result reused)", got)
-	}
-	if got := p.Run(t, RoleRerun, run); got != "create_site SUCCESS -" {
-		t.Fatalf("after the verification, another process answered %q; want SUCCESS (the verified result reused)", got)
+	kill()
+	p.expect(t, RoleResume, run, "suspended create_site DEFERRED WRITE_PENDING_VERIFY",
+		"approving the same run after its resume was killed inside the write (takeover, the write uncertain)")
+	p.expect(t, RoleApprove, run, "already-resumed",
+		"approving the first snapshot again, whose takeover settled and whose process has ended")
+	p.expect(t, RoleAnswer, run, "finished create_site SUCCESS -",
+		"answering the run's question with a Verify (the applied result reused)", EnvVerify+"=1")
+	if got := p.Run(t, RoleResume, run); !strings.Contains(got, "no stopped run") {
+		t.Fatalf("approving the finished run again answered %q; want no stopped run", got)
 	}
 	if n := p.executions(t); n != 1 {
 		t.Fatalf("create_site ran %d times; want 1 (applied by the killed process, then verified and reused)", n)
+	}
+}
+
+// KilledBeforeWrite suspends a run, approves it (ResumeRun) in a process
+// that is killed with SIGKILL after the approval applied and before it
+// called the write, and approves the SAME run again in the next process:
+// that process takes the claim over, applies the approval again (granting
+// nothing new), and the approval the dead process left unused runs the
+// write once. The original snapshot is then refused, its claim settled.
+func KilledBeforeWrite(t *testing.T, p Processes) {
+	run := "killed-early-" + time.Now().Format("150405.000000")
+	p.expect(t, RoleSuspend, run, "suspended", "suspending the run")
+	kill := p.start(t, RoleApproveHang, run, "approved")
+	p.expect(t, RoleResume, run, "already-resumed", "approving the stored run while its resume lives")
+	kill()
+	if n := p.executions(t); n != 0 {
+		t.Fatalf("create_site ran %d times before the takeover; want 0", n)
+	}
+	p.expect(t, RoleResume, run, "finished create_site SUCCESS -",
+		"approving the same run after its resume was killed before the write (takeover, the unused approval)")
+	p.expect(t, RoleApprove, run, "already-resumed", "approving the first snapshot again after the takeover settled")
+	if n := p.executions(t); n != 1 {
+		t.Fatalf("create_site ran %d times; want 1", n)
 	}
 }
 

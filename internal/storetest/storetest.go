@@ -2,8 +2,10 @@
 // (stores/postgres, stores/sqlite): scenarios that start real OS processes
 // (the store's own test binary, re-executed) against one database and
 // check, through the public API as a service uses it, that an approved
-// write runs exactly once across processes, that a write claimed by a
-// process killed with SIGKILL is left uncertain and verified, and how
+// write runs exactly once across processes, that a resume killed with
+// SIGKILL loses no approval (the next process resumes the same run,
+// takes the dead resume's claim over, and finds the write uncertain and
+// verifies it, or runs it once with the approval left unused), and how
 // long guarded calls take when many runs share one database.
 //
 // A store's TestMain calls [Main] first, so that the binary runs a child
@@ -59,7 +61,9 @@ const (
 	RoleSuspend     = "suspend"      // run the node until it asks for approval
 	RoleResume      = "resume"       // approve the stored run (ResumeRun)
 	RoleApprove     = "approve"      // approve the snapshot the suspending child wrote (Resume)
-	RoleResumeBlock = "resume-block" // approve; create_site applies the write, says "applied" and blocks
+	RoleAnswer      = "answer"       // answer the stored run's follow-up (ResumeRun)
+	RoleResumeBlock = "resume-block" // approve (ResumeRun); create_site applies the write, says "applied" and blocks
+	RoleApproveHang = "approve-hang" // approve (ResumeRun); the model says "approved" and blocks before the write
 	RoleRerun       = "rerun"        // run the node again under the same run id, calling create_site at once
 	RoleLoad        = "load"         // many runs at once: run, suspend, approve, finish
 )
@@ -185,7 +189,9 @@ type createInput struct {
 }
 
 // agent is the scripted model: create the site (c3), ask for approval
-// (c4), create it again once approved (c5), finish (c8).
+// (c4), create it again once approved (c5). When c5 did not succeed (its
+// result must be verified first), ask the user what to do (c6) and, once
+// answered, create it again (c7). Finish (c8).
 func agent(req react.Request) react.Response {
 	answered := func(id string) bool { _, ok := reacttest.ToolMessage(req, id); return ok }
 	switch {
@@ -195,6 +201,14 @@ func agent(req react.Request) react.Response {
 		return reacttest.Calls(reacttest.Approval("c4", "create_site", "create Spring Sale in sp-42"))
 	case !answered("c5"):
 		return reacttest.Calls(reacttest.Call("c5", "create_site", CreateArgs))
+	}
+	if m, _ := reacttest.ToolMessage(req, "c5"); m.IsError {
+		switch {
+		case !answered("c6"):
+			return reacttest.Calls(reacttest.FollowUp("c6", "Creating the site has not been verified yet. What should I do?"))
+		case !answered("c7"):
+			return reacttest.Calls(reacttest.Call("c7", "create_site", CreateArgs))
+		}
 	}
 	return reacttest.Calls(reacttest.Finish("c8", "created"))
 }
@@ -248,8 +262,20 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 	}
 	obs := &verdicts{}
 	model := react.ModelFunc(func(_ context.Context, req react.Request) (react.Response, error) { return agent(req), nil })
-	if role == RoleRerun {
+	switch role {
+	case RoleRerun:
 		model = func(_ context.Context, req react.Request) (react.Response, error) { return rerunAgent(req), nil }
+	case RoleApproveHang:
+		model = func(ctx context.Context, req react.Request) (react.Response, error) {
+			if _, ok := reacttest.ToolMessage(req, "c5"); !ok {
+				// The approval applied (c4 is answered); the process is
+				// killed before it calls create_site.
+				_, _ = fmt.Fprintln(out, "approved")
+				<-ctx.Done()
+				return react.Response{}, ctx.Err()
+			}
+			return agent(req), nil
+		}
 	}
 	run := os.Getenv(EnvRun)
 	newID := func() string { return run }
@@ -257,11 +283,15 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		var n atomic.Int64
 		newID = func() string { return run + "-" + strconv.FormatInt(n.Add(1), 10) }
 	}
+	runs := stores.Runs
+	if role == RoleRerun {
+		runs = nil // the run's stored stop stays for the resumes to come
+	}
 	loop, err := react.New(react.Config{
 		Model: model, Tools: tools, Observer: obs,
 		Guards:       &guard.Options{Ledger: stores.Ledger, Approvals: stores.Approvals, WriteLedger: stores.WriteLedger},
 		Claims:       stores.Claims,
-		Runs:         stores.Runs,
+		Runs:         runs,
 		SnapshotKeys: [][]byte{key},
 		NewRunID:     newID,
 	})
@@ -281,16 +311,19 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 			return err
 		}
 		fmt.Fprintln(out, "suspended")
-	case RoleResume, RoleResumeBlock, RoleApprove:
+	case RoleResume, RoleResumeBlock, RoleApproveHang, RoleApprove, RoleAnswer:
 		var res react.Result
 		var err error
-		if role == RoleApprove {
+		switch role {
+		case RoleApprove:
 			snap, rerr := os.ReadFile(filepath.Join(os.Getenv(EnvDir), run+".snapshot"))
 			if rerr != nil {
 				return rerr
 			}
 			res, err = loop.Resume(ctx, snap, react.Approve())
-		} else {
+		case RoleAnswer:
+			res, err = loop.ResumeRun(ctx, run, react.Answer("Check it again."))
+		default:
 			res, err = loop.ResumeRun(ctx, run, react.Approve())
 		}
 		switch {
@@ -299,7 +332,13 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		case err != nil:
 			return err
 		default:
-			fmt.Fprintf(out, "%s\n", strings.ToLower(res.Status.String()))
+			// The status, then the verdict of every create_site call this
+			// process made.
+			answer := strings.ToLower(res.Status.String())
+			for _, e := range obs.of("create_site") {
+				answer += fmt.Sprintf(" create_site %s %s", e.Outcome, codeName(e.Code))
+			}
+			_, _ = fmt.Fprintln(out, answer)
 		}
 	case RoleRerun:
 		if _, err := loop.Run(ctx, Node, "Create the Spring Sale site in sp-42."); err != nil {

@@ -10,13 +10,25 @@
 //		runstoretest.RunStore(t, func() runstore.Store { return mystore.Runs() })
 //	}
 //
+// A store that takes over the claims of dead resumes (see
+// [runstore.Claims.Claim]) runs [RunTakeover] too, with two handles on one
+// shared store, the first of which it can end as a process that died:
+//
+//	func TestTakeover(t *testing.T) {
+//		runstoretest.RunTakeover(t, func(t *testing.T) runstoretest.Holders {
+//			a, b := mystore.Open(t), mystore.Open(t)
+//			return runstoretest.Holders{First: a.Claims(), Second: b.Claims(), End: a.Close}
+//		})
+//	}
+//
 // # Isolation
 //
 // Each subtest gets a store from the factory and uses run ids, node names
-// and snapshot ids derived from its own name, and stop times of its own
-// (the Expire case uses times before 2000), so a store shared between
-// subtests, or kept between runs of the suite, passes too, as long as
-// nothing else writes those ids or that node.
+// and snapshot ids derived from its own name (the claim suites add a random
+// part per call, since a settled claim is never free again), and stop
+// times of its own (the Expire case uses times before 2000), so a store
+// shared between subtests, or kept between runs of the suite, passes too,
+// as long as nothing else writes those ids or that node.
 //
 // # Concurrency
 //
@@ -26,6 +38,8 @@ package runstoretest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 	"testing"
 )
@@ -60,3 +74,13 @@ func must(t *testing.T, err error) {
 }
 
 var bg = context.Background()
+
+// nonce returns a random text that makes the run ids of one call of a
+// suite its own: a claim, once settled, is never free again, so a store
+// kept between runs of the suite would otherwise refuse the ids of the
+// run before.
+func nonce() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

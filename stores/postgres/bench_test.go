@@ -23,7 +23,7 @@ func (c *counter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQ
 func (c *counter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // counted opens a migrated store whose pool counts its statements.
-func counted(b *testing.B) (storetest.Stores, func() int64) {
+func counted(b testing.TB) (storetest.Stores, func() int64) {
 	cfg, err := pgxpool.ParseConfig(dsn(b))
 	if err != nil {
 		b.Fatal(err)
@@ -45,6 +45,19 @@ func counted(b *testing.B) (storetest.Stores, func() int64) {
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
 		Claims: s.Claims(), Runs: s.Runs(), Close: s.Close}, c.n.Load
+}
+
+// The PostgreSQL stores add at most one round trip to a guarded read and
+// at most three to an approved write (issue 9's target), and one per Run
+// or Resume to load the run's evidence, through the default guard chain as
+// a loop builds it.
+func TestRoundTrips(t *testing.T) {
+	s, trips := counted(t)
+	read, write, load := storetest.RoundTrips(t, s, trips)
+	if read > 1 || write > 3 || load != 1 {
+		t.Fatalf("round trips: guarded read %d, approved write %d, evidence load %d; want at most 1, at most 3, and 1", read, write, load)
+	}
+	t.Logf("round trips: guarded read %d, approved write %d, evidence load %d", read, write, load)
 }
 
 // BenchmarkGuardedRead: a read tool through the default guard chain with

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/reactguard/reactguard/evidence"
@@ -9,6 +10,7 @@ import (
 	"github.com/reactguard/reactguard/guard/guardtest"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/runstore/runstoretest"
+	"github.com/reactguard/reactguard/stores/postgres"
 )
 
 // Every conformance suite against one store on a real server; the suites
@@ -22,11 +24,40 @@ func TestConformance(t *testing.T) {
 	t.Run("WriteLedger", func(t *testing.T) {
 		guardtest.RunWriteLedger(t, func() guard.WriteLedger { return s.WriteLedger() })
 	})
+	t.Run("ApprovingWriteLedger", func(t *testing.T) {
+		guardtest.RunApprovingWriteLedger(t, func() (guard.ApprovingWriteLedger, guard.Approvals) {
+			return s.WriteLedger(), s.Approvals()
+		})
+	})
 	t.Run("Evidence", func(t *testing.T) {
 		evidencetest.Run(t, func() evidence.Ledger { return s.Evidence() })
 	})
+	t.Run("EvidenceCache", func(t *testing.T) {
+		evidencetest.Run(t, func() evidence.Ledger { return evidence.NewCache(s.Evidence()) })
+	})
 	t.Run("Claims", func(t *testing.T) {
 		runstoretest.RunClaims(t, func() runstore.Claims { return s.Claims() })
+	})
+	t.Run("ClaimsTakeover", func(t *testing.T) {
+		n := 0
+		runstoretest.RunTakeover(t, func(t *testing.T) runstoretest.Holders {
+			n++
+			name := fmt.Sprintf("reactguard-takeover-%d", n)
+			first, err := postgres.Open(bg, withParam(dsn(t), "application_name", name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(first.Close)
+			end := func() {
+				first.Close()
+				// The server ends the closed session (and frees its owner
+				// lock) a moment after the client went away.
+				if err := sessionsGone(bg, dsn(t), name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return runstoretest.Holders{First: first.Claims(), Second: s.Claims(), End: end}
+		})
 	})
 	t.Run("Runs", func(t *testing.T) {
 		runstoretest.RunStore(t, func() runstore.Store { return s.Runs() })

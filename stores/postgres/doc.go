@@ -25,7 +25,8 @@
 // Every operation that must be atomic is one SQL statement that the
 // database makes atomic: a write is claimed with INSERT … ON CONFLICT DO
 // UPDATE … WHERE (only from no record, released or failed); a resume claim
-// with INSERT … ON CONFLICT DO NOTHING; an approval deletes the waiting
+// with INSERT … ON CONFLICT DO UPDATE … WHERE (only a free claim, or an
+// unsettled one whose owner died); an approval deletes the waiting
 // call, records the decision and grants the execution in one statement
 // whose row lock orders concurrent decisions; an approval is consumed by a
 // conditional decrement. Nothing is read and then written from Go.
@@ -43,16 +44,24 @@
 // WriteUncertain, and the write gate verifies it (the tool's Verify) or
 // answers WRITE_PENDING_VERIFY before anything runs it again.
 //
+// A resume claim names its owner the same way. A claim that was taken and
+// never settled, whose owner's lock is free, belongs to a resume whose
+// process died after it applied the user's decision and before the run
+// stopped again: the next Claim of that snapshot takes it over (exactly
+// one, however many race), so the approval is not lost, while the claim of
+// a live process, and a settled claim, are never taken.
+//
 // The server ends a session when its client's connection closes, at once
 // for a process that died on the same machine or whose kernel closed its
 // sockets; for a machine that vanished, when TCP keepalive gives up (tune
 // tcp_keepalives_* on the server). Until then its writes stay in flight:
 // the safe side. The Store pings its owner session (Options.SessionCheck)
-// and reopens it when lost; while it is lost, WriteLedger.Begin claims
-// nothing ([ErrSessionLost]). A session the server or a proxy closes while
-// the process lives (idle_session_timeout, pg_terminate_backend, a
-// transaction-pooling proxy) makes that process's running writes read as
-// uncertain to others: keep idle_session_timeout off for the store's role,
+// and reopens it when lost; while it is lost, WriteLedger.Begin and
+// Claims.Claim claim nothing ([ErrSessionLost]). A session the server or a
+// proxy closes while the process lives (idle_session_timeout,
+// pg_terminate_backend, a transaction-pooling proxy) makes that process's
+// running writes read as uncertain to others, and its resumes' claims
+// takeable: keep idle_session_timeout off for the store's role,
 // connect directly or through a session-pooling proxy, and give writes a
 // Verify that answers WriteUnknown, not WriteNotApplied, for a write it
 // cannot prove absent.
@@ -80,7 +89,14 @@
 // # Round trips
 //
 // Each method is one round trip, except Approve or Decline repeated or
-// refused (two), Begin finding the key taken (two) and UserSaid (one query
-// that returns the run's user texts). docs/performance.md has the count
-// per guarded call and the latencies under load.
+// refused (two), Begin or BeginApproved claiming nothing (two: the second
+// reads the record), Claim after a claim statement of this process failed
+// (two) and UserSaid (one query that returns the run's user texts). A loop
+// with the default guard chain (react.New) reads the evidence through an
+// evidence.Cache, loaded with one statement per Run or Resume
+// ([Evidence.Load]), and the write gate claims an approved write with
+// [WriteLedger.BeginApproved]: a guarded read costs one round trip (the
+// evidence Append) and an approved write three (BeginApproved, Append,
+// Finish). docs/performance.md has the counts and the latencies under
+// load.
 package postgres

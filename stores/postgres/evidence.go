@@ -25,10 +25,15 @@ import (
 //
 // Evidence does not implement [evidence.Exporter]: its state outlives the
 // process, so a snapshot of a run that uses it carries no evidence, and
-// the resuming process reads the same tables.
+// the resuming process reads the same tables. It is an [evidence.Loader],
+// so the loop's [evidence.Cache] reads a run's evidence with one round
+// trip per Run or Resume.
 type Evidence struct{ s *Store }
 
-var _ evidence.Ledger = (*Evidence)(nil)
+var (
+	_ evidence.Ledger = (*Evidence)(nil)
+	_ evidence.Loader = (*Evidence)(nil)
+)
 
 const appendRecord = `
 WITH rec AS (
@@ -213,4 +218,42 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 		return false, schemaErr(ctx, "user said", err)
 	}
 	return said, nil
+}
+
+// Load implements [evidence.Loader]: the run's records and user texts, in
+// order, in one statement (one round trip, one consistent snapshot).
+func (e *Evidence) Load(ctx context.Context, run string) (evidence.Snapshot, error) {
+	rows, err := e.s.pool.Query(ctx, `
+SELECT 0::smallint AS kind, seq, `+recordColumns+` FROM reactguard_records WHERE run = $1
+UNION ALL
+SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0
+FROM reactguard_user_texts WHERE run = $1
+ORDER BY kind, seq`, []byte(run))
+	if err != nil {
+		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+	}
+	defer rows.Close()
+	var s evidence.Snapshot
+	for rows.Next() {
+		var kind int16
+		var seq int64
+		var callID, tool, fp, payload, ref []byte
+		var oc int16
+		var code int32
+		var r evidence.Record
+		if err := rows.Scan(&kind, &seq, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round); err != nil {
+			return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+		}
+		if kind == 1 {
+			s.UserTexts = append(s.UserTexts, string(payload))
+			continue
+		}
+		r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
+		r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
+		s.Records = append(s.Records, r)
+	}
+	if err := rows.Err(); err != nil {
+		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+	}
+	return s, nil
 }

@@ -38,26 +38,35 @@ func openStores(ctx context.Context, dsn, role string) (storetest.Stores, error)
 func processes(t testing.TB) storetest.Processes {
 	loc := dsn(t)
 	return storetest.Processes{Location: loc, Dir: t.TempDir(), Gone: func(ctx context.Context, role string) error {
-		conn, err := pgx.Connect(ctx, loc)
-		if err != nil {
+		return sessionsGone(ctx, loc, appName(role))
+	}}
+}
+
+// sessionsGone waits until the server has no session with application_name
+// name: the sessions of a process that died or closed its store end (and
+// free their advisory locks) a moment after the client went away.
+func sessionsGone(ctx context.Context, dsn, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&n); err != nil {
 			return err
 		}
-		defer conn.Close(ctx)
-		for {
-			var n int
-			if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, appName(role)).Scan(&n); err != nil {
-				return err
-			}
-			if n == 0 {
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("sessions of %s still open: %w", role, ctx.Err())
-			case <-time.After(10 * time.Millisecond):
-			}
+		if n == 0 {
+			return nil
 		}
-	}}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sessions of %s still open: %w", name, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // Eight processes approve one stored run against one database: one
@@ -67,8 +76,17 @@ func TestProcesses_ExactlyOnce(t *testing.T) {
 }
 
 // A process killed by SIGKILL while its approved write runs leaves the
-// write uncertain: the next process answers WRITE_PENDING_VERIFY, or with
-// a Verify reuses the applied result.
+// write uncertain and its claim taken: the next process resumes the same
+// run (ResumeRun), takes the claim over and answers WRITE_PENDING_VERIFY;
+// the user's answer, with a Verify, reuses the applied result. One
+// execution in all; the first snapshot, settled since, is refused.
 func TestProcesses_KilledWrite(t *testing.T) {
 	storetest.KilledWrite(t, processes(t))
+}
+
+// A process killed by SIGKILL after the approval applied and before the
+// write: the next process resumes the same run, takes the claim over, and
+// the unused approval runs the write once.
+func TestProcesses_KilledBeforeWrite(t *testing.T) {
+	storetest.KilledBeforeWrite(t, processes(t))
 }

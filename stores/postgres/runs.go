@@ -12,13 +12,38 @@ import (
 	"github.com/reactguard/reactguard/runstore"
 )
 
-// Claims is the [runstore.Claims] of a [Store]: Claim is one INSERT … ON
-// CONFLICT DO NOTHING, so of any number of concurrent claims of one
-// snapshot, in any number of processes, exactly one succeeds. A claim is
-// kept until it is released or pruned by [Store.Prune].
+// Claims is the [runstore.Claims] of a [Store]. A claim names its owner,
+// the advisory lock of the claiming process's owner session (as a running
+// write does, see [WriteLedger]), and whether it is settled. Claim is one
+// INSERT … ON CONFLICT DO UPDATE … WHERE: it takes a free id, or a taken
+// one that was never settled and whose owner's lock is free — the process
+// that claimed it died (or closed its store) before its resume stopped —
+// so of any number of concurrent claims of one snapshot, in any number of
+// processes, exactly one succeeds, and a live owner's claim is never
+// taken. Release deletes only this store's own claim, and only while it is
+// not settled; Settle is one upsert. A claim is kept until it is released
+// or pruned by [Store.Prune].
+//
+// While the store's owner session is lost, Claim claims nothing and
+// returns an error wrapping [ErrSessionLost]: a claim whose owner's lock
+// is free would be taken over at once. The session caveat of the package
+// documentation applies to claims as to writes: a session the server ends
+// while the process lives lets another process take over the claims of
+// resumes still running here (the write ledger still runs each write at
+// most once).
 type Claims struct{ s *Store }
 
 var _ runstore.Claims = (*Claims)(nil)
+
+// claimSnapshot takes a free claim, or a taken, unsettled one whose owner's
+// lock is free (its process ended). The owner's lock is tried only for
+// another owner's claim, and only for the length of the statement.
+const claimSnapshot = `
+INSERT INTO reactguard_claims (run, id, owner, at) VALUES ($1, $2, $3, $4)
+ON CONFLICT (run, id) DO UPDATE SET owner = EXCLUDED.owner, at = EXCLUDED.at
+	WHERE NOT reactguard_claims.settled AND reactguard_claims.owner <> EXCLUDED.owner
+		AND pg_try_advisory_xact_lock(reactguard_claims.owner)
+RETURNING true`
 
 // Claim implements [runstore.Claims.Claim]. A claim statement that fails
 // may still have been applied by the server (the connection dropped after
@@ -26,22 +51,27 @@ var _ runstore.Claims = (*Claims)(nil)
 // so the next Claim of the same snapshot in this process recognises the
 // claim as its own and takes it, instead of calling it resumed.
 func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
-	k := [2]string{run, id}
-	tag, err := c.s.pool.Exec(ctx, `INSERT INTO reactguard_claims (run, id, owner, at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-		[]byte(run), []byte(id), c.s.owner, c.s.ts())
-	if err != nil {
-		c.s.setUnsure(k, true)
-		return false, schemaErr(ctx, "claim", err)
+	if err := c.s.sessionErr(ctx); err != nil {
+		return false, err
 	}
-	if tag.RowsAffected() == 1 {
+	c.s.settlePending(ctx)
+	k := [2]string{run, id}
+	var ok bool
+	err := c.s.pool.QueryRow(ctx, claimSnapshot, []byte(run), []byte(id), c.s.owner, c.s.ts()).Scan(&ok)
+	if err == nil {
 		c.s.setUnsure(k, false)
 		return true, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		c.s.setUnsure(k, true)
+		return false, schemaErr(ctx, "claim", err)
 	}
 	if !c.s.isUnsure(k) {
 		return false, nil
 	}
 	var owner int64
-	err = c.s.pool.QueryRow(ctx, `SELECT owner FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)).Scan(&owner)
+	var settled bool
+	err = c.s.pool.QueryRow(ctx, `SELECT owner, settled FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)).Scan(&owner, &settled)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c.Claim(ctx, run, id) // released meanwhile
 	}
@@ -49,16 +79,67 @@ func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
 		return false, schemaErr(ctx, "claim", err)
 	}
 	c.s.setUnsure(k, false)
-	return owner == c.s.owner, nil
+	return owner == c.s.owner && !settled, nil
 }
 
-// Release implements [runstore.Claims.Release].
+// Release implements [runstore.Claims.Release]: it deletes the claim only
+// when this store holds it and it is not settled.
 func (c *Claims) Release(ctx context.Context, run, id string) error {
-	if _, err := c.s.pool.Exec(ctx, `DELETE FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)); err != nil {
+	if _, err := c.s.pool.Exec(ctx, `DELETE FROM reactguard_claims WHERE run = $1 AND id = $2 AND owner = $3 AND NOT settled`,
+		[]byte(run), []byte(id), c.s.owner); err != nil {
 		return schemaErr(ctx, "release", err)
 	}
 	c.s.setUnsure([2]string{run, id}, false)
 	return nil
+}
+
+// Settle implements [runstore.Claims.Settle] with one upsert. When the
+// statement fails, the claim is kept in the process and settled before
+// this store's next Claim or Settle, and by [Store.Close]; the error is
+// returned all the same. If the process ends first, the claim stays taken
+// and unsettled, and the next resume of its snapshot takes it over.
+func (c *Claims) Settle(ctx context.Context, run, id string) error {
+	c.s.settlePending(ctx)
+	k := [2]string{run, id}
+	if err := c.s.settle(ctx, k); err != nil {
+		c.s.pendingMu.Lock()
+		c.s.settles[k] = true
+		c.s.pendingMu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (s *Store) settle(ctx context.Context, k [2]string) error {
+	_, err := s.pool.Exec(ctx, `
+INSERT INTO reactguard_claims (run, id, owner, at, settled) VALUES ($1, $2, $3, $4, true)
+ON CONFLICT (run, id) DO UPDATE SET settled = true`, []byte(k[0]), []byte(k[1]), s.owner, s.ts())
+	if err != nil {
+		return schemaErr(ctx, "settle", err)
+	}
+	return nil
+}
+
+// settlePending settles the claims whose Settle failed; those that fail
+// again stay pending.
+func (s *Store) settlePending(ctx context.Context) {
+	s.pendingMu.Lock()
+	if len(s.settles) == 0 {
+		s.pendingMu.Unlock()
+		return
+	}
+	ks := make([][2]string, 0, len(s.settles))
+	for k := range s.settles {
+		ks = append(ks, k)
+	}
+	s.pendingMu.Unlock()
+	for _, k := range ks {
+		if s.settle(ctx, k) == nil {
+			s.pendingMu.Lock()
+			delete(s.settles, k)
+			s.pendingMu.Unlock()
+		}
+	}
 }
 
 func (s *Store) setUnsure(k [2]string, unsure bool) {

@@ -66,6 +66,7 @@ type Store struct {
 	pendingMu sync.Mutex
 	pending   map[string]pendingFinish // key → a final record not yet stored
 	unsure    map[[2]string]bool       // resume claims whose statement failed: maybe taken by this store
+	settles   map[[2]string]bool       // resume claims whose Settle failed: settled before the next Claim or Settle
 }
 
 // pendingFinish is a final write record whose Finish failed; it is stored
@@ -135,6 +136,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 		done:    make(chan struct{}),
 		pending: make(map[string]pendingFinish),
 		unsure:  make(map[[2]string]bool),
+		settles: make(map[[2]string]bool),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -166,12 +168,17 @@ func (s *Store) unreachable(err error) error {
 // Pool returns the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close stops the session check, ends the owner session (its running
-// writes then read as uncertain to every other process) and closes the
-// pool when [Open] made it. Call it once the process runs no more tools
+// Close settles the resume claims whose Settle failed (one try, at most
+// five seconds), stops the session check, ends the owner session (its
+// running writes then read as uncertain to every other process, and its
+// unsettled resume claims may be taken over) and closes the pool when
+// [Open] made it. Call it once the process runs no more tools
 // through the store; it is safe to call more than once.
 func (s *Store) Close() {
 	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.settlePending(ctx)
+		cancel()
 		close(s.stop)
 		<-s.done
 		s.mu.Lock()

@@ -23,9 +23,12 @@ import (
 // [guard.WriteUncertain], and Begin stores it so, so the write gate
 // verifies it before anything runs it again. A running record whose owner
 // holds its lock is in flight, however long it runs.
+//
+// It is a [guard.ApprovingWriteLedger] for the same Store's [Approvals]:
+// BeginApproved claims a write and consumes its approval in one statement.
 type WriteLedger struct{ s *Store }
 
-var _ guard.WriteLedger = (*WriteLedger)(nil)
+var _ guard.ApprovingWriteLedger = (*WriteLedger)(nil)
 
 // claim takes key from no record, WriteNone or WriteFailed.
 const claim = `
@@ -33,6 +36,28 @@ INSERT INTO reactguard_writes (key, tool, state, owner, at) VALUES ($1, $2, 1, $
 ON CONFLICT (key) DO UPDATE SET tool = EXCLUDED.tool, state = 1, result = NULL, code = 0, owner = EXCLUDED.owner, at = EXCLUDED.at
 	WHERE reactguard_writes.state IN (0, 3)
 RETURNING true`
+
+// claimApproved takes key from no record, WriteNone or WriteFailed and
+// consumes one approval of (run, fingerprint), only both together: the
+// grant's row is locked first (FOR UPDATE: a concurrent claim of the same
+// approval waits, then sees it spent), the key is claimed only when the
+// grant exists, and the grant is decremented only when the key was
+// claimed. It returns whether the key was claimed and whether an approval
+// was held.
+const claimApproved = `
+WITH g AS (
+	SELECT 1 FROM reactguard_grants WHERE run = $5 AND fingerprint = $6 AND n > 0 FOR UPDATE
+), c AS (
+	INSERT INTO reactguard_writes (key, tool, state, owner, at) SELECT $1, $2, 1, $3, $4 FROM g
+	ON CONFLICT (key) DO UPDATE SET tool = EXCLUDED.tool, state = 1, result = NULL, code = 0, owner = EXCLUDED.owner, at = EXCLUDED.at
+		WHERE reactguard_writes.state IN (0, 3)
+	RETURNING 1
+), d AS (
+	UPDATE reactguard_grants SET n = n - 1, at = $4
+	WHERE run = $5 AND fingerprint = $6 AND n > 0 AND EXISTS (SELECT 1 FROM c)
+	RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM d)`
 
 // current returns key's record; a running record whose owner lock is free
 // (the owner died) is stored and returned as uncertain. The owner's lock is
@@ -59,6 +84,31 @@ SELECT tool, state, result, code, owner FROM reactguard_writes WHERE key = $1 AN
 // in this process recognises it (running, owned here, held by no Begin of
 // this process) and takes it over, so the write is not stuck in flight.
 func (l *WriteLedger) Begin(ctx context.Context, key, tool string) (guard.WriteRecord, bool, error) {
+	return l.claimKey(ctx, key, tool, nil)
+}
+
+// approval names the approval a claim consumes.
+type approval struct{ run, fingerprint string }
+
+// ConsumesFrom implements [guard.ApprovingWriteLedger.ConsumesFrom]: true
+// for the Approvals of this ledger's Store.
+func (l *WriteLedger) ConsumesFrom(a guard.Approvals) bool {
+	ap, ok := a.(*Approvals)
+	return ok && ap != nil && ap.s == l.s
+}
+
+// BeginApproved implements [guard.ApprovingWriteLedger.BeginApproved]: one
+// statement claims the key and consumes the approval together, or
+// neither; a second one reads the record when nothing was claimed. It
+// shares Begin's handling of a lost owner session and of a claim statement
+// that failed after the server applied it (taken over as claimed: that
+// statement consumed the approval with the claim).
+func (l *WriteLedger) BeginApproved(ctx context.Context, key, tool, run, fingerprint string) (guard.WriteRecord, bool, error) {
+	return l.claimKey(ctx, key, tool, &approval{run, fingerprint})
+}
+
+// claimKey is Begin (a nil) and BeginApproved.
+func (l *WriteLedger) claimKey(ctx context.Context, key, tool string, a *approval) (guard.WriteRecord, bool, error) {
 	if err := l.s.sessionErr(ctx); err != nil {
 		return guard.WriteRecord{}, false, err
 	}
@@ -69,23 +119,37 @@ func (l *WriteLedger) Begin(ctx context.Context, key, tool string) (guard.WriteR
 	defer l.s.keys.release(key, k)
 	k.mu.Lock() // one Begin of key at a time in this process
 	defer k.mu.Unlock()
-	rec, ok, err := l.begin(ctx, key, tool, k.held)
+	rec, ok, err := l.begin(ctx, key, tool, k.held, a)
 	if ok {
 		k.held = true
 	}
 	return rec, ok, err
 }
 
-// begin claims key; held says a Begin of this process holds it.
-func (l *WriteLedger) begin(ctx context.Context, key, tool string, held bool) (guard.WriteRecord, bool, error) {
+// begin claims key, with approval a when it is not nil; held says a Begin
+// of this process holds it.
+func (l *WriteLedger) begin(ctx context.Context, key, tool string, held bool, a *approval) (guard.WriteRecord, bool, error) {
 	for range 3 {
-		var ok bool
-		err := l.s.pool.QueryRow(ctx, claim, []byte(key), []byte(tool), l.s.owner, l.s.ts()).Scan(&ok)
-		if err == nil {
-			return guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning}, true, nil
+		var ok, granted bool
+		var err error
+		if a == nil {
+			err = l.s.pool.QueryRow(ctx, claim, []byte(key), []byte(tool), l.s.owner, l.s.ts()).Scan(&ok)
+			if errors.Is(err, pgx.ErrNoRows) {
+				err = nil
+			}
+		} else {
+			var consumed int64
+			err = l.s.pool.QueryRow(ctx, claimApproved, []byte(key), []byte(tool), l.s.owner, l.s.ts(),
+				[]byte(a.run), []byte(a.fingerprint)).Scan(&ok, &granted, &consumed)
+			if err == nil && ok != (consumed == 1) {
+				return guard.WriteRecord{}, false, fmt.Errorf("postgres: begin %q: claimed %v but consumed %d approvals", key, ok, consumed)
+			}
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		if err != nil {
 			return guard.WriteRecord{}, false, schemaErr(ctx, "begin", err)
+		}
+		if ok {
+			return guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning}, true, nil
 		}
 		rec, found, mine, err := l.current(ctx, key)
 		if err != nil {
@@ -105,6 +169,12 @@ func (l *WriteLedger) begin(ctx context.Context, key, tool string, held bool) (g
 			continue
 		}
 		if found && rec.State != guard.WriteNone && rec.State != guard.WriteFailed {
+			return rec, false, nil
+		}
+		if a != nil && !granted { // free, and no approval: nothing claimed
+			if !found {
+				rec = guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteNone}
+			}
 			return rec, false, nil
 		}
 		// Released or deleted between the two statements: claim again.

@@ -22,11 +22,25 @@ func TestConformance(t *testing.T) {
 	t.Run("WriteLedger", func(t *testing.T) {
 		guardtest.RunWriteLedger(t, func() guard.WriteLedger { return s.WriteLedger() })
 	})
+	t.Run("ApprovingWriteLedger", func(t *testing.T) {
+		guardtest.RunApprovingWriteLedger(t, func() (guard.ApprovingWriteLedger, guard.Approvals) {
+			return s.WriteLedger(), s.Approvals()
+		})
+	})
 	t.Run("Evidence", func(t *testing.T) {
 		evidencetest.Run(t, func() evidence.Ledger { return s.Evidence() })
 	})
+	t.Run("EvidenceCache", func(t *testing.T) {
+		evidencetest.Run(t, func() evidence.Ledger { return evidence.NewCache(s.Evidence()) })
+	})
 	t.Run("Claims", func(t *testing.T) {
 		runstoretest.RunClaims(t, func() runstore.Claims { return s.Claims() })
+	})
+	t.Run("ClaimsTakeover", func(t *testing.T) {
+		runstoretest.RunTakeover(t, func(t *testing.T) runstoretest.Holders {
+			first := openAt(t, s.Path(), nil)
+			return runstoretest.Holders{First: first.Claims(), Second: s.Claims(), End: func() { _ = first.Close() }}
+		})
 	})
 	t.Run("Runs", func(t *testing.T) {
 		runstoretest.RunStore(t, func() runstore.Store { return s.Runs() })

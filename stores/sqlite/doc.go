@@ -27,9 +27,10 @@
 // a busy timeout (a writer waits for another's lock instead of failing)
 // and immediate transactions (the write lock is taken at BEGIN, so
 // transactions never deadlock upgrading a read lock). A write is claimed
-// with one INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING, a resume
-// claim with INSERT … ON CONFLICT DO NOTHING, an approval consumed with a
-// conditional UPDATE; a decision runs in one immediate transaction.
+// with one INSERT … ON CONFLICT DO UPDATE … WHERE … RETURNING, an approval
+// consumed with a conditional UPDATE; a decision, a resume claim, and an
+// approved write's claim with its approval (WriteLedger.BeginApproved)
+// each run in one immediate transaction.
 // SQLite runs one writer at a time across all processes, which makes each
 // of these atomic.
 //
@@ -45,10 +46,15 @@
 // the result, so the write is stored and reported as WriteUncertain, and
 // the write gate verifies it (the tool's Verify) or answers
 // WRITE_PENDING_VERIFY before anything runs it again. A live process is
-// never taken for dead. The lock needs every process on one machine (as
-// SQLite's WAL mode does anyway) and a Unix system; elsewhere owners always
-// count as alive, so the writes of a process that died stay in flight
-// until an operator settles them.
+// never taken for dead. A resume claim names its owner the same way: a
+// claim taken and never settled whose owner's lock is free belongs to a
+// resume whose process died after it applied the user's decision, and the
+// next Claim of that snapshot takes it over (exactly one), so the approval
+// is not lost; a live owner's claim, and a settled claim, are never taken.
+// The lock needs every process on one machine (as SQLite's WAL mode does
+// anyway) and a Unix system; elsewhere owners always count as alive, so the
+// writes and resume claims of a process that died stay taken until an
+// operator settles them.
 //
 // # Retention
 //

@@ -23,10 +23,15 @@ import (
 // [evidence.Said].
 //
 // Evidence does not implement [evidence.Exporter]: its state outlives the
-// process, so a snapshot of a run that uses it carries no evidence.
+// process, so a snapshot of a run that uses it carries no evidence. It is
+// an [evidence.Loader], so the loop's [evidence.Cache] reads a run's
+// evidence with one query per Run or Resume.
 type Evidence struct{ s *Store }
 
-var _ evidence.Ledger = (*Evidence)(nil)
+var (
+	_ evidence.Ledger = (*Evidence)(nil)
+	_ evidence.Loader = (*Evidence)(nil)
+)
 
 // maxFactsPerInsert bounds the rows of one INSERT (two parameters a row,
 // far below SQLite's limit of 32766).
@@ -234,4 +239,35 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 		return false, schemaErr(ctx, "user said", err)
 	}
 	return said, nil
+}
+
+// Load implements [evidence.Loader]: the run's records and user texts, in
+// order, with one query (one statement reads one consistent state).
+func (e *Evidence) Load(ctx context.Context, run string) (evidence.Snapshot, error) {
+	rows, err := e.s.db.QueryContext(ctx, `
+SELECT 0, seq, `+recordColumns+` FROM reactguard_records WHERE run = ?1
+UNION ALL
+SELECT 1, seq, NULL, 0, NULL, NULL, 0, 0, text, NULL, 0 FROM reactguard_user_texts WHERE run = ?1
+ORDER BY 1, 2`, blob(run))
+	if err != nil {
+		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var s evidence.Snapshot
+	for rows.Next() {
+		var kind, seq int64
+		r, err := scanRecord(rows, &kind, &seq)
+		if err != nil {
+			return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+		}
+		if kind == 1 {
+			s.UserTexts = append(s.UserTexts, string(r.Payload))
+			continue
+		}
+		s.Records = append(s.Records, r)
+	}
+	if err := rows.Err(); err != nil {
+		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+	}
+	return s, nil
 }

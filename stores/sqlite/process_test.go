@@ -37,8 +37,17 @@ func TestProcesses_ExactlyOnce(t *testing.T) {
 }
 
 // A process killed by SIGKILL while its approved write runs leaves the
-// write uncertain: the next process answers WRITE_PENDING_VERIFY, or with
-// a Verify reuses the applied result.
+// write uncertain and its claim taken: the next process resumes the same
+// run (ResumeRun), takes the claim over and answers WRITE_PENDING_VERIFY;
+// the user's answer, with a Verify, reuses the applied result. One
+// execution in all; the first snapshot, settled since, is refused.
 func TestProcesses_KilledWrite(t *testing.T) {
 	storetest.KilledWrite(t, processes(t))
+}
+
+// A process killed by SIGKILL after the approval applied and before the
+// write: the next process resumes the same run, takes the claim over, and
+// the unused approval runs the write once.
+func TestProcesses_KilledBeforeWrite(t *testing.T) {
+	storetest.KilledBeforeWrite(t, processes(t))
 }

@@ -10,10 +10,17 @@ import (
 	"github.com/reactguard/reactguard/runstore"
 )
 
-// Claims is the [runstore.Claims] of a [Store]: Claim is one INSERT … ON
-// CONFLICT DO NOTHING, so of any number of concurrent claims of one
-// snapshot, in any number of processes, exactly one succeeds. A claim is
-// kept until it is released or pruned by [Store.Prune].
+// Claims is the [runstore.Claims] of a [Store]. A claim names its owner,
+// the lock file of the claiming process's Store (as a running write does,
+// see [WriteLedger]), and whether it is settled. Claim runs in one
+// immediate transaction (SQLite's write lock, across processes): it takes
+// a free id, or a taken one that was never settled and whose owner's lock
+// is free — the process that claimed it died (or closed its store) before
+// its resume stopped — so of any number of concurrent claims of one
+// snapshot exactly one succeeds, and a live owner's claim is never taken.
+// Release deletes only this store's own claim, and only while it is not
+// settled; Settle is one upsert. A claim is kept until it is released or
+// pruned by [Store.Prune].
 type Claims struct{ s *Store }
 
 var _ runstore.Claims = (*Claims)(nil)
@@ -24,43 +31,104 @@ var _ runstore.Claims = (*Claims)(nil)
 // the same snapshot in this process recognises the claim as its own and
 // takes it, instead of calling it resumed.
 func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
+	c.s.settlePending(ctx)
 	k := [2]string{run, id}
-	res, err := c.s.db.ExecContext(ctx, `INSERT INTO reactguard_claims (run, id, owner, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		blob(run), blob(id), c.s.owner.id, c.s.ts())
-	var n int64
-	if err == nil {
-		n, err = res.RowsAffected()
-	}
+	unsure := c.s.isUnsure(k)
+	var ok bool
+	err := c.s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO reactguard_claims (run, id, owner, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			blob(run), blob(id), c.s.owner.id, c.s.ts())
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			ok = err == nil
+			return err
+		}
+		var owner string
+		var settled bool
+		if err := tx.QueryRowContext(ctx, `SELECT owner, settled FROM reactguard_claims WHERE run = ? AND id = ?`,
+			blob(run), blob(id)).Scan(&owner, &settled); err != nil {
+			return err
+		}
+		switch {
+		case settled:
+		case owner == c.s.owner.id:
+			ok = unsure // the remains of this store's claim whose statement failed
+		case c.s.owner.dead(owner):
+			_, err := tx.ExecContext(ctx, `UPDATE reactguard_claims SET owner = ?, at = ? WHERE run = ? AND id = ?`,
+				c.s.owner.id, c.s.ts(), blob(run), blob(id))
+			ok = err == nil
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		c.s.setUnsure(k, true)
 		return false, schemaErr(ctx, "claim", err)
 	}
-	if n == 1 {
-		c.s.setUnsure(k, false)
-		return true, nil
-	}
-	if !c.s.isUnsure(k) {
-		return false, nil
-	}
-	var owner string
-	err = c.s.db.QueryRowContext(ctx, `SELECT owner FROM reactguard_claims WHERE run = ? AND id = ?`, blob(run), blob(id)).Scan(&owner)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c.Claim(ctx, run, id) // released meanwhile
-	}
-	if err != nil {
-		return false, schemaErr(ctx, "claim", err)
-	}
 	c.s.setUnsure(k, false)
-	return owner == c.s.owner.id, nil
+	return ok, nil
 }
 
-// Release implements [runstore.Claims.Release].
+// Release implements [runstore.Claims.Release]: it deletes the claim only
+// when this store holds it and it is not settled.
 func (c *Claims) Release(ctx context.Context, run, id string) error {
-	if _, err := c.s.db.ExecContext(ctx, `DELETE FROM reactguard_claims WHERE run = ? AND id = ?`, blob(run), blob(id)); err != nil {
+	if _, err := c.s.db.ExecContext(ctx, `DELETE FROM reactguard_claims WHERE run = ? AND id = ? AND owner = ? AND NOT settled`,
+		blob(run), blob(id), c.s.owner.id); err != nil {
 		return schemaErr(ctx, "release", err)
 	}
 	c.s.setUnsure([2]string{run, id}, false)
 	return nil
+}
+
+// Settle implements [runstore.Claims.Settle] with one upsert. When the
+// statement fails, the claim is kept in the process and settled before
+// this store's next Claim or Settle, and by [Store.Close]; the error is
+// returned all the same. If the process ends first, the claim stays taken
+// and unsettled, and the next resume of its snapshot takes it over.
+func (c *Claims) Settle(ctx context.Context, run, id string) error {
+	c.s.settlePending(ctx)
+	k := [2]string{run, id}
+	if err := c.s.settle(ctx, k); err != nil {
+		c.s.pendingMu.Lock()
+		c.s.settles[k] = true
+		c.s.pendingMu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (s *Store) settle(ctx context.Context, k [2]string) error {
+	_, err := s.db.ExecContext(ctx, `
+INSERT INTO reactguard_claims (run, id, owner, at, settled) VALUES (?, ?, ?, ?, 1)
+ON CONFLICT (run, id) DO UPDATE SET settled = 1`, blob(k[0]), blob(k[1]), s.owner.id, s.ts())
+	if err != nil {
+		return schemaErr(ctx, "settle", err)
+	}
+	return nil
+}
+
+// settlePending settles the claims whose Settle failed; those that fail
+// again stay pending.
+func (s *Store) settlePending(ctx context.Context) {
+	s.pendingMu.Lock()
+	if len(s.settles) == 0 {
+		s.pendingMu.Unlock()
+		return
+	}
+	ks := make([][2]string, 0, len(s.settles))
+	for k := range s.settles {
+		ks = append(ks, k)
+	}
+	s.pendingMu.Unlock()
+	for _, k := range ks {
+		if s.settle(ctx, k) == nil {
+			s.pendingMu.Lock()
+			delete(s.settles, k)
+			s.pendingMu.Unlock()
+		}
+	}
 }
 
 func (s *Store) setUnsure(k [2]string, unsure bool) {

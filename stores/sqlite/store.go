@@ -53,6 +53,7 @@ type Store struct {
 	pendingMu sync.Mutex
 	pending   map[string]pendingFinish // key → a final record not yet stored
 	unsure    map[[2]string]bool       // resume claims whose statement failed: maybe taken by this store
+	settles   map[[2]string]bool       // resume claims whose Settle failed: settled before the next Claim or Settle
 }
 
 // pendingFinish is a final write record whose Finish failed; it is stored
@@ -104,7 +105,8 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	s := &Store{db: db, path: abs, now: o.Now, pending: make(map[string]pendingFinish), unsure: make(map[[2]string]bool)}
+	s := &Store{db: db, path: abs, now: o.Now, pending: make(map[string]pendingFinish), unsure: make(map[[2]string]bool),
+		settles: make(map[[2]string]bool)}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -129,12 +131,17 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close releases this process's owner lock (its running writes then read
-// as uncertain to other processes) and closes the database. Call it once
+// Close settles the resume claims whose Settle failed (one try, at most
+// five seconds), releases this process's owner lock (its running writes
+// then read as uncertain to other processes, and its unsettled resume
+// claims may be taken over) and closes the database. Call it once
 // the process runs no more tools through the store; it is safe to call
 // more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s.settlePending(ctx)
+		cancel()
 		s.closeErr = errors.Join(s.owner.release(), s.db.Close())
 	})
 	return s.closeErr

@@ -3,7 +3,9 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,8 +101,45 @@ func TestSchema_NewerIsRefused(t *testing.T) {
 		t.Errorf("Migrate on a newer schema = %v; want ErrSchemaNewer", err)
 	}
 	s.Close()
-	if _, err := sqlite.Open(bg, path, nil); !errors.Is(err, sqlite.ErrSchemaNewer) || !strings.Contains(err.Error(), "version 2") {
+	if _, err := sqlite.Open(bg, path, nil); !errors.Is(err, sqlite.ErrSchemaNewer) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", sqlite.SchemaVersion+1)) {
 		t.Errorf("Open on a newer schema = %v; want ErrSchemaNewer naming the version", err)
+	}
+}
+
+// A database at version 1 with a resume claim in it migrates to the
+// current version: the old claim reads as taken and not settled, so the
+// claim of a process that died before the upgrade is taken over, once.
+func TestSchema_UpgradeFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	v1, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`CREATE TABLE reactguard_schema (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`,
+		string(v1),
+		`INSERT INTO reactguard_schema (version, name, applied_at) VALUES (1, '0001_init.sql', 0)`,
+		`INSERT INTO reactguard_claims (run, id, owner, at) VALUES (X'72756e2d6f6c64', X'7331', 'gone0000', 0)`, // run-old, s1; no such owner file
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openAt(t, path, nil) // migrates
+	var v int
+	if err := s.DB().QueryRow(`SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != sqlite.SchemaVersion {
+		t.Fatalf("schema version after Migrate = %d, %v; want %d", v, err, sqlite.SchemaVersion)
+	}
+	for i, want := range []bool{true, false} {
+		ok, err := s.Claims().Claim(bg, "run-old", "s1")
+		if err != nil || ok != want {
+			t.Fatalf("Claim #%d of a version-1 claim whose owner is gone = %v, %v; want %v", i+1, ok, err, want)
+		}
 	}
 }
 
@@ -221,5 +260,64 @@ func TestStatementTimeoutThroughContext(t *testing.T) {
 	}
 	if _, ok, err := s.WriteLedger().Begin(bg, "k", "w"); err != nil || !ok {
 		t.Fatalf("Begin after the lock was released = %v, %v; want a claim", ok, err)
+	}
+}
+
+// A Settle whose statement fails is kept in the process and stored before
+// the store's next Claim, and by Close, so the claim does not stay open to
+// a takeover once the process has ended.
+func TestClaims_FailedSettleIsRetried(t *testing.T) {
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, via := range []string{"claim", "close"} {
+		t.Run(via, func(t *testing.T) {
+			second := open(t, nil)
+			first := openAt(t, second.Path(), nil)
+			if ok, err := first.Claims().Claim(ctx, "run", "s1"); err != nil || !ok {
+				t.Fatalf("Claim = %v, %v; want true", ok, err)
+			}
+			if err := first.Claims().Settle(cancelled, "run", "s1"); err == nil {
+				t.Fatal("Settle with a cancelled context = nil; want an error")
+			}
+			switch via {
+			case "claim":
+				if _, err := first.Claims().Claim(ctx, "run", "s2"); err != nil {
+					t.Fatal(err)
+				}
+				var settled bool
+				if err := second.DB().QueryRow(`SELECT settled FROM reactguard_claims WHERE run = CAST('run' AS BLOB) AND id = CAST('s1' AS BLOB)`).Scan(&settled); err != nil || !settled {
+					t.Fatalf("settled after the next Claim = %v, %v; want true", settled, err)
+				}
+			case "close":
+				if err := first.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if ok, err := second.Claims().Claim(ctx, "run", "s1"); err != nil || ok {
+					t.Fatalf("Claim of the ended store's claim = %v, %v; want false (Close settled it)", ok, err)
+				}
+			}
+		})
+	}
+}
+
+// The write ledger consumes approvals in one operation only with its own
+// Store's Approvals: another Store's (even on the same database) or any
+// other Approvals store gets Begin and Consume, as before.
+func TestWriteLedger_ConsumesFromItsOwnStoreOnly(t *testing.T) {
+	s, other := open(t, nil), open(t, nil)
+	for _, tt := range []struct {
+		name string
+		a    guard.Approvals
+		want bool
+	}{
+		{"its own Store's", s.Approvals(), true},
+		{"another Store's", other.Approvals(), false},
+		{"in memory", guard.NewMemoryApprovals(), false},
+		{"nil", nil, false},
+	} {
+		if got := s.WriteLedger().ConsumesFrom(tt.a); got != tt.want {
+			t.Errorf("ConsumesFrom(%s Approvals) = %v; want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -22,9 +22,66 @@ import (
 // [guard.WriteUncertain], so the write gate verifies it before anything
 // runs it again. A running record whose owner holds its lock is in flight,
 // however long it runs.
+//
+// It is a [guard.ApprovingWriteLedger] for the same Store's [Approvals]:
+// BeginApproved claims a write and consumes its approval in one immediate
+// transaction.
 type WriteLedger struct{ s *Store }
 
-var _ guard.WriteLedger = (*WriteLedger)(nil)
+var _ guard.ApprovingWriteLedger = (*WriteLedger)(nil)
+
+// ConsumesFrom implements [guard.ApprovingWriteLedger.ConsumesFrom]: true
+// for the Approvals of this ledger's Store.
+func (l *WriteLedger) ConsumesFrom(a guard.Approvals) bool {
+	ap, ok := a.(*Approvals)
+	return ok && ap != nil && ap.s == l.s
+}
+
+// BeginApproved implements [guard.ApprovingWriteLedger.BeginApproved] in
+// one immediate transaction (SQLite's write lock, across processes): the
+// key's record is read (a running record whose owner died is stored as
+// uncertain, as Begin does), and when the key is free and an approval is
+// held, the approval is consumed and the key claimed together.
+func (l *WriteLedger) BeginApproved(ctx context.Context, key, tool, run, fingerprint string) (guard.WriteRecord, bool, error) {
+	if err := l.flush(ctx, key); err != nil {
+		return guard.WriteRecord{}, false, err
+	}
+	rec := guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteNone}
+	claimed := false
+	err := l.s.tx(ctx, func(tx *sql.Tx) error {
+		found, err := l.read(ctx, tx, key, &rec)
+		if err != nil {
+			return err
+		}
+		if found && rec.State != guard.WriteNone && rec.State != guard.WriteFailed {
+			return nil
+		}
+		now := l.s.ts()
+		res, err := tx.ExecContext(ctx, `UPDATE reactguard_grants SET n = n - 1, at = ? WHERE run = ? AND fingerprint = ? AND n > 0`,
+			now, blob(run), blob(fingerprint))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err // no approval: nothing claimed
+		}
+		if _, err := tx.ExecContext(ctx, `
+INSERT INTO reactguard_writes (key, tool, state, owner, at) VALUES (?, ?, 1, ?, ?)
+ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, state = 1, result = NULL, code = 0, owner = excluded.owner, at = excluded.at`,
+			blob(key), blob(tool), l.s.owner.id, now); err != nil {
+			return err
+		}
+		claimed = true
+		return nil
+	})
+	if err != nil {
+		return guard.WriteRecord{}, false, schemaErr(ctx, "begin", err)
+	}
+	if claimed {
+		return guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning}, true, nil
+	}
+	return rec, false, nil
+}
 
 // Begin implements [guard.WriteLedger.Begin].
 func (l *WriteLedger) Begin(ctx context.Context, key, tool string) (guard.WriteRecord, bool, error) {
@@ -62,29 +119,37 @@ func (l *WriteLedger) current(ctx context.Context, key string) (guard.WriteRecor
 	var rec guard.WriteRecord
 	found := false
 	err := l.s.tx(ctx, func(tx *sql.Tx) error {
-		var tool, result []byte
-		var owner sql.NullString
-		var state, code int64
-		err := tx.QueryRowContext(ctx, `SELECT tool, state, result, code, owner FROM reactguard_writes WHERE key = ?`, blob(key)).
-			Scan(&tool, &state, &result, &code, &owner)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		found = true
-		rec = guard.WriteRecord{Key: key, Tool: string(tool), State: guard.WriteState(state), Result: result, Code: errcode.Code(code)}
-		if rec.State == guard.WriteRunning && l.s.owner.dead(owner.String) {
-			rec.State = guard.WriteUncertain
-			_, err = tx.ExecContext(ctx, `UPDATE reactguard_writes SET state = 4, owner = NULL, at = ? WHERE key = ?`, l.s.ts(), blob(key))
-		}
+		var err error
+		found, err = l.read(ctx, tx, key, &rec)
 		return err
 	})
 	if err != nil {
 		return guard.WriteRecord{}, false, schemaErr(ctx, "write record", err)
 	}
 	return rec, found, nil
+}
+
+// read reads key's record into *rec in tx; a running record whose owner
+// died is stored and returned as uncertain. *rec is unchanged when the key
+// has no record.
+func (l *WriteLedger) read(ctx context.Context, tx *sql.Tx, key string, rec *guard.WriteRecord) (bool, error) {
+	var tool, result []byte
+	var owner sql.NullString
+	var state, code int64
+	err := tx.QueryRowContext(ctx, `SELECT tool, state, result, code, owner FROM reactguard_writes WHERE key = ?`, blob(key)).
+		Scan(&tool, &state, &result, &code, &owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	*rec = guard.WriteRecord{Key: key, Tool: string(tool), State: guard.WriteState(state), Result: result, Code: errcode.Code(code)}
+	if rec.State == guard.WriteRunning && l.s.owner.dead(owner.String) {
+		rec.State = guard.WriteUncertain
+		_, err = tx.ExecContext(ctx, `UPDATE reactguard_writes SET state = 4, owner = NULL, at = ? WHERE key = ?`, l.s.ts(), blob(key))
+	}
+	return true, err
 }
 
 // Finish implements [guard.WriteLedger.Finish]: one upsert of the final

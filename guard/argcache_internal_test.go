@@ -19,13 +19,15 @@ import (
 )
 
 // cacheTool is a read tool taking {"n": integer ≥ 1}, added to a catalog.
+// Its schema uses multipleOf, outside the fast path's subset
+// (internal/fastschema), so every call reaches the cache.
 func cacheTool(t *testing.T) *tool.Tool {
 	t.Helper()
 	one := 1.0
 	tl := &tool.Tool{
 		Name: "get", Effect: tool.Read,
 		InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
-			"n": {Type: "integer", Minimum: &one},
+			"n": {Type: "integer", Minimum: &one, MultipleOf: &one},
 		}, Required: []string{"n"}},
 		Func: func(context.Context, tool.Request) (any, error) { return nil, nil },
 	}

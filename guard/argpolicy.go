@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/internal/fastschema"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/prompt"
@@ -110,7 +111,7 @@ const maxDetail = 300
 // names, additionalProperties, items, string enums: what jsonschema.For
 // infers from a Go struct) are also compiled into a reader of the raw
 // bytes that answers "surely valid" without decoding them; when it is not
-// sure, the full path decides, so no verdict changes (argfast.go; fuzzed
+// sure, the full path decides, so no verdict changes (package internal/fastschema; fuzzed
 // against the full path). Without a Policy, an accepted call is then
 // neither decoded nor validated by jsonschema-go.
 //
@@ -140,7 +141,7 @@ type argPolicy struct {
 	cat    *prompt.Catalog
 	policy ArgPolicyFunc
 	passed *passedArgs // nil when disabled
-	fast   fastSchemas
+	fast   fastschema.Cache
 }
 
 // passedArgs remembers argument texts that passed a resolved schema.
@@ -194,8 +195,8 @@ func (ap *argPolicy) intercept(ctx context.Context, call invoker.Call, next invo
 	}
 	rs := t.Resolved()
 	if rs != nil && ap.policy == nil {
-		if f := ap.fast.of(rs, rs.Schema()); f != nil && f.validArgs(call.Args) {
-			return next(ctx, call) // surely valid: see argfast.go
+		if f := ap.fast.Of(rs); f != nil && f.Valid(call.Args) {
+			return next(ctx, call) // surely valid (internal/fastschema)
 		}
 	}
 	known := rs != nil && ap.passed.has(rs, call.Args)

@@ -1,4 +1,19 @@
-package guard
+// Package fastschema answers "surely valid" for JSON arguments under the
+// JSON Schemas most tools have, reading the raw bytes in place, without
+// decoding them into Go values.
+//
+// Most tool schemas are objects of typed properties, required names and
+// no additional properties (what jsonschema.For infers from a Go struct),
+// and most arguments a model sends pass them. [Compile] turns such a schema
+// into a [Schema] whose [Schema.Valid] says true only when decoding the
+// arguments with encoding/json and validating them with
+// github.com/google/jsonschema-go would accept them. It is a shortcut, not
+// a validator: when it cannot be sure (a keyword it does not know, an
+// escaped key, a number at the edge of float64, a repeated key, any
+// violation) it says false, and the caller takes its full path, which
+// also writes the precise refusal. So it never changes a verdict; the
+// differential fuzz test FuzzSound holds it to that.
+package fastschema
 
 import (
 	"bytes"
@@ -10,19 +25,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
-
-// The arg policy's fast path. Most tool schemas are objects of typed
-// properties, required names and no additional properties (what
-// jsonschema.For infers from a Go struct); most arguments a model sends
-// pass them. For such schemas the guard compiles a [fastSchema] that reads
-// the raw argument bytes in place and answers "surely valid" without
-// decoding them into Go values. It is only a shortcut: when it cannot be
-// sure (a keyword it does not know, an escaped key, a number at the edge of
-// float64, a repeated key, any violation), the guard takes the full path —
-// decode, validate with github.com/google/jsonschema-go — which also writes
-// the precise refusal. So the fast path never changes a verdict; a
-// differential fuzz test (FuzzArgFastSound) holds it to that: whatever it
-// accepts, decoding and jsonschema-go accept.
 
 // JSON types as bits.
 const (
@@ -40,16 +42,21 @@ var jsTypeBits = map[string]uint8{
 	"number": jsNumber | jsInteger, "string": jsString, "integer": jsInteger,
 }
 
-// fastSchema is a schema of the supported subset, compiled.
-type fastSchema struct {
+// Schema is a schema of the supported subset, compiled. It is immutable
+// and safe for concurrent use; a nil *Schema accepts any value where it
+// stands for a property or an item.
+type Schema struct {
 	types    uint8 // allowed types; 0 means any
 	props    map[string]int
-	propSch  []*fastSchema // nil entries accept anything
-	required uint64        // bits of props that must be present
-	noAddl   bool          // additionalProperties: false
-	addl     *fastSchema   // schema of additional properties (nil: any)
-	items    *fastSchema   // schema of array items (nil: any)
-	enum     []string      // allowed strings (enum of strings only)
+	propSch  []*Schema // nil entries accept anything
+	required uint64    // bits of props that must be present
+	noAddl   bool      // additionalProperties: false
+	addl     *Schema   // schema of additional properties (nil: any)
+	items    *Schema   // schema of array items (nil: any)
+	enum     []string  // allowed strings (enum of strings only)
+	// bounds of a number (nil: none), compared as jsonschema-go compares
+	// them with the decoded float64
+	min, max, exMin, exMax *float64
 }
 
 // fastKeywords are the fields of jsonschema.Schema the fast path
@@ -60,6 +67,7 @@ var fastKeywords = map[string]bool{
 	"Deprecated": true, "ReadOnly": true, "WriteOnly": true, "Examples": true, "PropertyOrder": true,
 	"Type": true, "Types": true, "Enum": true, "Properties": true, "Required": true,
 	"AdditionalProperties": true, "Items": true,
+	"Minimum": true, "Maximum": true, "ExclusiveMinimum": true, "ExclusiveMaximum": true,
 }
 
 // falseSchema reports whether s is the schema false, which jsonschema-go
@@ -73,9 +81,19 @@ func falseSchema(s *jsonschema.Schema) bool {
 	return reflect.ValueOf(c).IsZero()
 }
 
-// compileFast compiles s, or returns false when s uses anything outside the
+// Compile compiles s, or returns false when s uses anything outside the
 // subset.
-func compileFast(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
+func Compile(s *jsonschema.Schema) (*Schema, bool) {
+	f, ok := compile(s, 0)
+	if !ok || f == nil {
+		return nil, false
+	}
+	return f, true
+}
+
+// compile compiles s at depth, or returns false when s uses anything
+// outside the subset.
+func compile(s *jsonschema.Schema, depth int) (*Schema, bool) {
 	if s == nil {
 		return nil, true
 	}
@@ -88,7 +106,7 @@ func compileFast(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
 			return nil, false
 		}
 	}
-	f := &fastSchema{}
+	f := &Schema{}
 	types := s.Types
 	if s.Type != "" {
 		types = append(types, s.Type)
@@ -110,10 +128,11 @@ func compileFast(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
 	if s.Enum != nil && len(f.enum) == 0 {
 		return nil, false // an empty enum accepts nothing: let the validator say so
 	}
+	f.min, f.max, f.exMin, f.exMax = s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum
 	if len(s.Properties)+len(s.Required) > 0 {
 		f.props = make(map[string]int, len(s.Properties))
 		for name, ps := range s.Properties {
-			c, ok := compileFast(ps, depth+1)
+			c, ok := compile(ps, depth+1)
 			if !ok {
 				return nil, false
 			}
@@ -146,7 +165,7 @@ func compileFast(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
 		if falseSchema(a) {
 			f.noAddl = true
 		} else {
-			c, ok := compileFast(a, depth+1)
+			c, ok := compile(a, depth+1)
 			if !ok {
 				return nil, false
 			}
@@ -154,7 +173,7 @@ func compileFast(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
 		}
 	}
 	if s.Items != nil {
-		c, ok := compileFast(s.Items, depth+1)
+		c, ok := compile(s.Items, depth+1)
 		if !ok {
 			return nil, false
 		}
@@ -163,37 +182,42 @@ func compileFast(s *jsonschema.Schema, depth int) (*fastSchema, bool) {
 	return f, true
 }
 
-// fastSchemas caches the compiled schemas of resolved schemas.
-type fastSchemas struct {
+// MaxCached bounds the schemas a [Cache] holds; past it, it forgets them
+// all (tools made per session, as adapters do, must not pin memory
+// forever).
+const MaxCached = 1024
+
+// Cache remembers the compiled form of resolved schemas. Its zero value is
+// ready to use; it is safe for concurrent use.
+type Cache struct {
 	mu sync.RWMutex
-	m  map[*jsonschema.Resolved]*fastSchema // nil value: not compilable
+	m  map[*jsonschema.Resolved]*Schema // nil value: not compilable
 }
 
-// of returns the compiled form of rs's schema s, or nil.
-func (c *fastSchemas) of(rs *jsonschema.Resolved, s *jsonschema.Schema) *fastSchema {
+// Of returns the compiled form of rs's schema, or nil when it is outside
+// the subset.
+func (c *Cache) Of(rs *jsonschema.Resolved) *Schema {
 	c.mu.RLock()
 	f, ok := c.m[rs]
 	c.mu.RUnlock()
 	if ok {
 		return f
 	}
-	f, compiled := compileFast(s, 0)
-	if !compiled || f == nil {
-		f = nil
-	}
+	f, _ = Compile(rs.Schema())
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedSchemas {
-		c.m = make(map[*jsonschema.Resolved]*fastSchema)
+	if c.m == nil || len(c.m) >= MaxCached {
+		c.m = make(map[*jsonschema.Resolved]*Schema)
 	}
 	c.m[rs] = f
 	return f
 }
 
-// validArgs reports whether the raw arguments are surely a JSON object that
-// f accepts, as the full path would decode and validate them. Blank
-// arguments are the empty object.
-func (f *fastSchema) validArgs(raw []byte) bool {
+// Valid reports whether raw is surely a JSON object that f accepts, as
+// decoding it with encoding/json and validating the result with
+// jsonschema-go would. Blank arguments (empty or white space) are the
+// empty object, as tools receive them.
+func (f *Schema) Valid(raw []byte) bool {
 	raw = bytes.Trim(raw, " \t\r\n")
 	if len(raw) == 0 {
 		raw = []byte("{}")
@@ -241,7 +265,7 @@ func (r *fastReader) str() ([]byte, bool) {
 
 // value checks the value at r.i against f (nil accepts anything) and moves
 // past it.
-func (r *fastReader) value(f *fastSchema) bool {
+func (r *fastReader) value(f *Schema) bool {
 	var got uint8
 	switch r.b[r.i] {
 	case '{':
@@ -255,9 +279,13 @@ func (r *fastReader) value(f *fastSchema) bool {
 	case 'n':
 		got = jsNull
 	default:
-		got = r.number()
+		var x float64
+		got, x = r.number(f != nil && f.bounded())
 		if got == 0 {
 			return false // beyond float64: decoding refuses it
+		}
+		if f != nil && !f.within(x) {
+			return false
 		}
 	}
 	if f != nil && (f.types != 0 && f.types&got == 0 || f.enum != nil && got != jsString) {
@@ -267,7 +295,7 @@ func (r *fastReader) value(f *fastSchema) bool {
 	case jsObject:
 		return r.object(f)
 	case jsArray:
-		var items *fastSchema
+		var items *Schema
 		if f != nil {
 			items = f.items
 		}
@@ -315,10 +343,21 @@ func (r *fastReader) value(f *fastSchema) bool {
 	return true // a boolean, null or a number (read by r.number)
 }
 
+// bounded reports whether f bounds numbers.
+func (f *Schema) bounded() bool {
+	return f.min != nil || f.max != nil || f.exMin != nil || f.exMax != nil
+}
+
+// within reports whether x keeps f's bounds.
+func (f *Schema) within(x float64) bool {
+	return (f.min == nil || x >= *f.min) && (f.max == nil || x <= *f.max) &&
+		(f.exMin == nil || x > *f.exMin) && (f.exMax == nil || x < *f.exMax)
+}
+
 // number reads the number at r.i and returns jsInteger or jsNumber as
-// jsonschema-go types its float64, or 0 when decoding it into a float64
-// fails.
-func (r *fastReader) number() uint8 {
+// jsonschema-go types its float64 (0 when decoding it into a float64
+// fails), and, when value is set, that float64.
+func (r *fastReader) number(value bool) (uint8, float64) {
 	start := r.i
 	digitsOnly := true
 	for r.i < len(r.b) {
@@ -335,21 +374,21 @@ func (r *fastReader) number() uint8 {
 		break
 	}
 	tok := r.b[start:r.i]
-	if digitsOnly && len(tok) <= 15 {
-		return jsInteger
+	if digitsOnly && len(tok) <= 15 && !value {
+		return jsInteger, 0
 	}
 	x, err := strconv.ParseFloat(string(tok), 64)
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	if _, frac := math.Modf(x); frac == 0 {
-		return jsInteger
+		return jsInteger, x
 	}
-	return jsNumber
+	return jsNumber, x
 }
 
 // object checks the object at r.i.
-func (r *fastReader) object(f *fastSchema) bool {
+func (r *fastReader) object(f *Schema) bool {
 	r.i++
 	r.space()
 	var seen uint64
@@ -363,7 +402,7 @@ func (r *fastReader) object(f *fastSchema) bool {
 			r.space()
 			r.i++ // ':'
 			r.space()
-			var vs *fastSchema
+			var vs *Schema
 			switch idx, known := f.prop(key); {
 			case known:
 				if seen&(1<<idx) != 0 {
@@ -391,7 +430,7 @@ func (r *fastReader) object(f *fastSchema) bool {
 }
 
 // prop returns the index of property key of f.
-func (f *fastSchema) prop(key []byte) (int, bool) {
+func (f *Schema) prop(key []byte) (int, bool) {
 	if f == nil || f.props == nil {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package guard
+package fastschema
 
 import (
 	"bytes"
@@ -52,15 +52,26 @@ func schemaFrom(b []byte, depth int) *jsonschema.Schema {
 		min := float64(next() % 4)
 		s.MinLength = ptrInt(int(min)) // outside the subset: never compiled
 	}
+	if flags&128 != 0 {
+		bound := func() *float64 {
+			c := next()
+			if c%3 == 0 {
+				return nil
+			}
+			x := float64(int8(c)) / 4
+			return &x
+		}
+		s.Minimum, s.Maximum, s.ExclusiveMinimum, s.ExclusiveMaximum = bound(), bound(), bound(), bound()
+	}
 	return s
 }
 
 func ptrInt(n int) *int { return &n }
 
-// FuzzArgFastSound: whatever the fast path accepts, the full path — decode
+// FuzzSound: whatever the fast path accepts, the full path — decode
 // the arguments, require an object, validate with jsonschema-go — accepts
 // too. (The converse is not required: the fast path may defer.)
-func FuzzArgFastSound(f *testing.F) {
+func FuzzSound(f *testing.F) {
 	for _, seed := range []struct{ schema, doc string }{
 		{"\x01\x03\x02\x02", `{"a":"x","b":1}`},
 		{"\x01\x07\x01", `{"a":1,"a":2}`},
@@ -70,13 +81,14 @@ func FuzzArgFastSound(f *testing.F) {
 		{"\x00", ` `},
 		{"\x01\x01\x02", `{"\u0061":"x"}`},
 		{"\x03", `{"a":12345678901234567890}`},
+		{"\x01\x81\x02\x03\x08\x04\x05", `{"a":1,"b":0.5}`},
 	} {
 		f.Add([]byte(seed.schema), []byte(seed.doc))
 	}
 	f.Fuzz(func(t *testing.T, sb, doc []byte) {
 		root := schemaFrom(sb, 0)
-		fs, ok := compileFast(root, 0)
-		if !ok || fs == nil || !fs.validArgs(doc) {
+		fs, ok := compile(root, 0)
+		if !ok || fs == nil || !fs.Valid(doc) {
 			return
 		}
 		rs, err := root.Resolve(nil)
@@ -103,7 +115,7 @@ func FuzzArgFastSound(f *testing.F) {
 
 // The fast path takes what it exists for: the schemas jsonschema.For infers
 // from Go structs, with the arguments models send most.
-func TestArgFast_CoversInferredSchemas(t *testing.T) {
+func TestCoversInferredSchemas(t *testing.T) {
 	type inner struct {
 		X int `json:"x"`
 	}
@@ -121,7 +133,7 @@ func TestArgFast_CoversInferredSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, ok := compileFast(s, 0)
+	fs, ok := compile(s, 0)
 	if !ok || fs == nil {
 		t.Fatal("the schema of a plain Go struct is not compiled")
 	}
@@ -141,8 +153,8 @@ func TestArgFast_CoversInferredSchemas(t *testing.T) {
 		{`[1]`, false, "not an object"},
 		{`{"q":`, false, "not JSON"},
 	} {
-		if got := fs.validArgs([]byte(tt.doc)); got != tt.want {
-			t.Errorf("validArgs(%s) = %v; want %v (%s)", tt.doc, got, tt.want, tt.why)
+		if got := fs.Valid([]byte(tt.doc)); got != tt.want {
+			t.Errorf("Valid(%s) = %v; want %v (%s)", tt.doc, got, tt.want, tt.why)
 		}
 	}
 	for _, outside := range []*jsonschema.Schema{
@@ -151,9 +163,9 @@ func TestArgFast_CoversInferredSchemas(t *testing.T) {
 		{Type: "object", Enum: []any{1.0}},
 		{Type: "thing"},
 	} {
-		if _, ok := compileFast(outside, 0); ok {
+		if _, ok := compile(outside, 0); ok {
 			b, _ := json.Marshal(outside)
-			t.Errorf("compileFast(%s) = ok; want it refused (outside the subset)", b)
+			t.Errorf("compile(%s) = ok; want it refused (outside the subset)", b)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +47,28 @@ type defaultInvoker struct {
 	errs    *ToolErrors
 	timeout time.Duration
 	logger  *slog.Logger
+
+	// succeeded holds the rendered RESULT_TOOL_SUCCEEDED of each tool name
+	// (at most maxSucceeded names), so a success costs no template fill.
+	succeeded     sync.Map // string → string
+	succeededSize atomic.Int32
+}
+
+// maxSucceeded bounds the tool names whose success message is kept.
+const maxSucceeded = 1024
+
+// success returns the success message of tool name.
+func (inv *defaultInvoker) success(name string) string {
+	if m, ok := inv.succeeded.Load(name); ok {
+		return m.(string)
+	}
+	m := inv.cat.Text(prompt.ResultToolSucceeded, "tool", name)
+	if inv.succeededSize.Load() < maxSucceeded {
+		if _, loaded := inv.succeeded.LoadOrStore(name, m); !loaded {
+			inv.succeededSize.Add(1)
+		}
+	}
+	return m
 }
 
 // New returns the default invoker: the innermost [Handler] of a chain, which
@@ -131,7 +155,7 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 			WithCause(fmt.Errorf("invoker: tool %s panicked: %v", name, p.value)), nil
 	}
 	if err == nil {
-		return observation.Success(inv.cat.Text(prompt.ResultToolSucceeded, "tool", name), result), nil
+		return observation.Success(inv.success(name), result), nil
 	}
 
 	v, p := classifySafely(err, ctx.Err(), runCtx.Err())

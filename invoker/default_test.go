@@ -766,3 +766,21 @@ func TestNextNeverEmpty(t *testing.T) {
 	require.NoError(t, err, "a step that renders empty must not make the observation factory panic")
 	assert.Equal(t, en.Text(prompt.NextToolError), got.Next(), "an empty rendered step falls back to NEXT_TOOL_ERROR")
 }
+
+// The success message is rendered once per tool name and stays the
+// catalog's text, in either language.
+func TestInvoker_SuccessMessageKept(t *testing.T) {
+	for _, cat := range []*prompt.Catalog{prompt.Default(), prompt.For(prompt.Chinese)} {
+		inv := invoker.New(&invoker.Options{Catalog: cat})
+		tl := &tool.Tool{Name: "lookup", Func: func(context.Context, tool.Request) (any, error) { return 1, nil }}
+		for range 3 {
+			obs, err := inv(context.Background(), invoker.Call{ID: "c", Name: "lookup", Tool: tl})
+			require.NoError(t, err)
+			assert.Equal(t, cat.Text(prompt.ResultToolSucceeded, "tool", "lookup"), obs.Reason())
+		}
+		allocs := testing.AllocsPerRun(50, func() {
+			_, _ = inv(context.Background(), invoker.Call{ID: "c", Name: "lookup", Tool: tl})
+		})
+		assert.LessOrEqual(t, allocs, 1.0, "a success after the first renders no text (the one allocation boxes the result)")
+	}
+}

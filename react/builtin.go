@@ -125,11 +125,13 @@ var builtinDescriptions = map[string]prompt.Key{
 	ToolOutputSet: prompt.ToolOutputSetDescription,
 }
 
-// builtinSpecs returns the specs of the built-in tools a node sees.
-func builtinSpecs(cat *prompt.Catalog, n Node) []ToolSpec {
+// builtinSpecs returns the specs of the built-in tools a node sees: without
+// builtin_output_set unless the node declares outputs. A Loop renders them
+// once (Loop.builtinSpecs).
+func builtinSpecs(cat *prompt.Catalog, withOutputs bool) []ToolSpec {
 	var specs []ToolSpec
 	for _, name := range Builtins() {
-		if name == ToolOutputSet && len(n.Outputs) == 0 {
+		if name == ToolOutputSet && !withOutputs {
 			continue
 		}
 		specs = append(specs, ToolSpec{Name: name, Description: cat.Text(builtinDescriptions[name]), InputSchema: builtinSchemas[name]})

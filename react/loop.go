@@ -151,6 +151,9 @@ type Loop struct {
 	runs      runstore.Store
 	cache     *evidence.Cache // nil unless the default chain reads a ledger kept outside the process
 	schemas   sync.Map        // *tool.Tool → schemaEntry
+	// builtinSpecs are the built-in tools' specs, without and with
+	// builtin_output_set, rendered once in the loop's language.
+	builtinSpecs [2][]ToolSpec
 }
 
 // processClaims are the claims of loops configured without Claims.
@@ -203,6 +206,7 @@ func New(cfg Config) (*Loop, error) {
 	if l.catalog == nil {
 		l.catalog = &tool.Catalog{}
 	}
+	l.builtinSpecs = [2][]ToolSpec{builtinSpecs(l.cat, false), builtinSpecs(l.cat, true)}
 	if l.observer == nil {
 		l.observer = NewLogObserver(cfg.Logger)
 	}

@@ -88,18 +88,24 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 	if err := node.validate(func(name string) bool { _, ok := l.catalog.Lookup(name); return ok }); err != nil {
 		return nil, err
 	}
+	builtins := l.builtinSpecs[0]
+	if len(node.Outputs) > 0 {
+		builtins = l.builtinSpecs[1]
+	}
 	r := &run{
 		l:        l,
 		cat:      l.cat,
 		observer: l.observer,
 		id:       id,
 		node:     node,
-		msgs:     make([]Message, 1, 16),
+		msgs:     make([]Message, 1, 8),
 		outputs:  make(map[string]OutputValue),
 		answered: make(map[string]string),
 		ids:      make(map[string]struct{}),
 		visible:  make(map[string]*tool.Tool, len(node.Tools)),
 		required: node.required(),
+		specs:    make([]ToolSpec, 0, len(node.Tools)+len(builtins)),
+		offered:  make([]string, 0, len(node.Tools)+len(builtins)),
 	}
 	for _, name := range node.Tools {
 		t, _ := l.catalog.Lookup(name)
@@ -114,7 +120,7 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		}
 		r.specs = append(r.specs, ToolSpec{Name: name, Description: t.Description, InputSchema: schema})
 	}
-	for _, s := range builtinSpecs(l.cat, node) {
+	for _, s := range builtins {
 		r.specs = append(r.specs, s)
 		r.offered = append(r.offered, s.Name)
 	}

@@ -52,8 +52,8 @@ func walkValid(payload []byte, fn func(path, text string) bool) error {
 		fn("", text)
 		return nil
 	}
-	w := walker{s: string(payload), fn: fn}
-	w.value("")
+	w := walker{s: string(payload)}
+	w.value("", fn)
 	return nil
 }
 
@@ -63,7 +63,6 @@ var errInvalid = errors.New("evidence: the payload is not exactly one JSON docum
 type walker struct {
 	s    string
 	i    int
-	fn   func(path, text string) bool
 	stop bool
 }
 
@@ -78,14 +77,15 @@ func (w *walker) space() {
 	}
 }
 
-func (w *walker) emit(path, text string) {
-	if !w.fn(path, text) {
+func (w *walker) emit(fn func(path, text string) bool, path, text string) {
+	if !fn(path, text) {
 		w.stop = true
 	}
 }
 
-// value reads the value at w.i, which starts with no space before it.
-func (w *walker) value(path string) {
+// value reads the value at w.i, which starts with no space before it. fn
+// is a parameter, not a field, so that a caller's closure does not escape.
+func (w *walker) value(path string, fn func(path, text string) bool) {
 	switch c := w.s[w.i]; c {
 	case '{':
 		w.i++
@@ -104,7 +104,7 @@ func (w *walker) value(path string) {
 			if path != "" {
 				p = path + "." + key
 			}
-			w.value(p)
+			w.value(p, fn)
 			w.space()
 			if w.s[w.i] == '}' {
 				w.i++
@@ -121,7 +121,7 @@ func (w *walker) value(path string) {
 		}
 		for !w.stop {
 			w.space()
-			w.value(path)
+			w.value(path, fn)
 			w.space()
 			if w.s[w.i] == ']' {
 				w.i++
@@ -130,13 +130,13 @@ func (w *walker) value(path string) {
 			w.i++ // ','
 		}
 	case '"':
-		w.emit(path, w.str())
+		w.emit(fn, path, w.str())
 	case 't':
 		w.i += len("true")
-		w.emit(path, "true")
+		w.emit(fn, path, "true")
 	case 'f':
 		w.i += len("false")
-		w.emit(path, "false")
+		w.emit(fn, path, "false")
 	case 'n':
 		w.i += len("null")
 	default:
@@ -144,7 +144,7 @@ func (w *walker) value(path string) {
 		for w.i < len(w.s) && isNumberByte(w.s[w.i]) {
 			w.i++
 		}
-		w.emit(path, canonicalNumber(w.s[start:w.i]))
+		w.emit(fn, path, canonicalNumber(w.s[start:w.i]))
 	}
 }
 
@@ -191,8 +191,8 @@ func ScalarText(raw []byte) (string, bool) {
 		return "", false
 	}
 	var text string
-	w := walker{s: string(raw), fn: func(_, t string) bool { text = t; return false }}
-	w.value("")
+	w := walker{s: string(raw)}
+	w.value("", func(_, t string) bool { text = t; return false })
 	return text, true
 }
 

@@ -510,8 +510,12 @@ func BenchmarkParamContractLookup(b *testing.B) {
 			}, guard.ParamContract(guard.ParamContractOptions{Ledger: l}))
 			call := invoker.Call{ID: "x", Name: tl.Name, Tool: tl, Run: pcRun,
 				Args: json.RawMessage(`{"site_id":"s-` + strconv.Itoa(n/2) + `","confirm_name":"blog"}`)}
+			// One call before timing: the ledger indexes the records'
+			// values at the first value lookup, once.
+			if _, err := h(ctx, call); err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
-			b.ResetTimer()
 			for b.Loop() {
 				obs, err := h(ctx, call)
 				if err != nil || !obs.IsZero() {

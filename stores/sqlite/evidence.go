@@ -8,8 +8,8 @@ import (
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/internal/facts"
 	"github.com/reactguard/reactguard/outcome"
-	"github.com/reactguard/reactguard/stores/sqlite/internal/facts"
 )
 
 // Evidence is the [evidence.Ledger] of a [Store]. It mirrors the indexes

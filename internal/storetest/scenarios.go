@@ -93,7 +93,7 @@ func ExactlyOnce(t *testing.T, p Processes, procs int) {
 	for i := range procs {
 		wg.Go(func() {
 			if err := cmds[i].Wait(); err != nil {
-				errs <- fmt.Errorf("child %d: %v; output %q", i, err, outs[i])
+				errs <- fmt.Errorf("child %d: %w; output %q", i, err, outs[i])
 			}
 			answers[i] = strings.TrimSpace(outs[i].String())
 		})
@@ -242,11 +242,11 @@ func Load(tb testing.TB, p Processes, procs, runs int) []LoadReport {
 		wg.Go(func() {
 			out, err := cmd.Output()
 			if err != nil {
-				errs <- fmt.Errorf("load child %d: %v; output %.500s", i, err, out)
+				errs <- fmt.Errorf("load child %d: %w; output %.500s", i, err, out)
 				return
 			}
 			if err := json.Unmarshal(out, &reports[i]); err != nil {
-				errs <- fmt.Errorf("load child %d: %v; output %.500s", i, err, out)
+				errs <- fmt.Errorf("load child %d: %w; output %.500s", i, err, out)
 			}
 		})
 	}

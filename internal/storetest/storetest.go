@@ -103,7 +103,7 @@ func Main(open Opener) (int, bool) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	if err := child(ctx, open, role, os.Stdout); err != nil {
-		fmt.Fprintf(os.Stdout, "error %v\n", err)
+		_, _ = fmt.Fprintf(os.Stdout, "error %v\n", err)
 		return 1, true
 	}
 	return 0, true
@@ -119,7 +119,7 @@ func (b backend) apply(key string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := fmt.Fprintf(f, "%s %d\n", key, os.Getpid()); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func catalog(b backend, verify, block bool, out io.Writer) (*tool.Catalog, error
 		if err != nil || !block {
 			return res, err
 		}
-		fmt.Fprintln(out, "applied")
+		_, _ = fmt.Fprintln(out, "applied")
 		<-ctx.Done() // the reply never comes: the process is killed here
 		return nil, ctx.Err()
 	}
@@ -228,6 +228,7 @@ type verdicts struct {
 	calls []react.ToolEvent
 }
 
+// OnToolInvoked records the call's verdict.
 func (v *verdicts) OnToolInvoked(_ context.Context, e react.ToolEvent) {
 	if e.Builtin {
 		return
@@ -310,7 +311,7 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		if err := os.WriteFile(filepath.Join(os.Getenv(EnvDir), run+".snapshot"), res.Snapshot, 0o600); err != nil {
 			return err
 		}
-		fmt.Fprintln(out, "suspended")
+		_, _ = fmt.Fprintln(out, "suspended")
 	case RoleResume, RoleResumeBlock, RoleApproveHang, RoleApprove, RoleAnswer:
 		var res react.Result
 		var err error
@@ -328,7 +329,7 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		}
 		switch {
 		case errors.Is(err, react.ErrAlreadyResumed):
-			fmt.Fprintln(out, "already-resumed")
+			_, _ = fmt.Fprintln(out, "already-resumed")
 		case err != nil:
 			return err
 		default:
@@ -348,7 +349,7 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		if len(calls) != 1 {
 			return fmt.Errorf("create_site was called %d times; want 1", len(calls))
 		}
-		fmt.Fprintf(out, "create_site %s %s\n", calls[0].Outcome, codeName(calls[0].Code))
+		_, _ = fmt.Fprintf(out, "create_site %s %s\n", calls[0].Outcome, codeName(calls[0].Code))
 	case RoleLoad:
 		return load(ctx, loop, obs, out)
 	default:

@@ -36,7 +36,7 @@ func newProxy(t *testing.T, target string) *proxy {
 	p := &proxy{ln: ln, target: target}
 	p.wg.Go(p.serve)
 	t.Cleanup(func() {
-		ln.Close()
+		_ = ln.Close()
 		p.Cut()
 		p.wg.Wait()
 	})
@@ -52,13 +52,13 @@ func (p *proxy) serve() {
 		p.mu.Lock()
 		if p.cut {
 			p.mu.Unlock()
-			c.Close()
+			_ = c.Close()
 			continue
 		}
 		s, err := net.Dial("tcp", p.target)
 		if err != nil {
 			p.mu.Unlock()
-			c.Close()
+			_ = c.Close()
 			continue
 		}
 		p.conns = append(p.conns, c, s)
@@ -74,7 +74,7 @@ func (p *proxy) Cut() {
 	defer p.mu.Unlock()
 	p.cut = true
 	for _, c := range p.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	p.conns = nil
 }

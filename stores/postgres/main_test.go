@@ -55,7 +55,7 @@ func run(m *testing.M) int {
 			fmt.Printf("stores/postgres: tests skipped: no %s and no server on 127.0.0.1:5432 (run .ci/run, or set %s=postgres://user:pass@host:5432/db)\n", EnvDSN, EnvDSN)
 			return m.Run()
 		}
-		c.Close()
+		_ = c.Close()
 		base = DefaultDSN
 	}
 	schema, dsn, err := createSchema(base)
@@ -86,7 +86,7 @@ func createSchema(base string) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "rg_test_" + hex.EncodeToString(b[:])
@@ -103,7 +103,7 @@ func dropSchema(base, schema string) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
+	defer func() { _ = conn.Close(ctx) }()
 	_, err = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
 	return err
 }

@@ -263,7 +263,7 @@ func (s *Store) sessionErr(ctx context.Context) error {
 	}
 	select {
 	case <-s.stop:
-		return fmt.Errorf("%w: %v", ErrSessionLost, lost)
+		return fmt.Errorf("%w: %w", ErrSessionLost, lost)
 	default:
 	}
 	// The server may not have ended the old session yet (it holds the
@@ -277,7 +277,7 @@ func (s *Store) sessionErr(ctx context.Context) error {
 		}
 		select {
 		case <-wait.Done():
-			return fmt.Errorf("%w: %v (reopening: %v)", ErrSessionLost, lost, err)
+			return fmt.Errorf("%w: %w (reopening: %w)", ErrSessionLost, lost, err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}

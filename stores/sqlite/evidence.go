@@ -109,7 +109,9 @@ func scanRecord(row scanner, extra ...any) (evidence.Record, error) {
 	var callID, tool, fp, payload, ref []byte
 	var oc, code int64
 	var r evidence.Record
-	dest := append(extra, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
+	dest := make([]any, 0, len(extra)+9)
+	dest = append(dest, extra...)
+	dest = append(dest, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
 	if err := row.Scan(dest...); err != nil {
 		return evidence.Record{}, err
 	}
@@ -124,7 +126,7 @@ func (e *Evidence) Records(ctx context.Context, run string) ([]evidence.Record, 
 	if err != nil {
 		return nil, schemaErr(ctx, "records", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []evidence.Record
 	for rows.Next() {
 		r, err := scanRecord(rows)
@@ -224,7 +226,7 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 	if err != nil {
 		return false, schemaErr(ctx, "user said", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	said := false
 	for rows.Next() {
 		var text []byte

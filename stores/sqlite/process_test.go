@@ -16,11 +16,11 @@ func openStores(ctx context.Context, path, _ string) (storetest.Stores, error) {
 		return storetest.Stores{}, err
 	}
 	if err := s.Migrate(ctx); err != nil {
-		s.Close()
+		_ = s.Close()
 		return storetest.Stores{}, err
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Close: func() { s.Close() }}, nil
+		Claims: s.Claims(), Runs: s.Runs(), Close: func() { _ = s.Close() }}, nil
 }
 
 // processes returns the scenarios' processes on a new file: the first

@@ -49,12 +49,12 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 		for rows.Next() {
 			var run []byte
 			if err := rows.Scan(&run); err != nil {
-				rows.Close()
+				_ = rows.Close()
 				return err
 			}
 			old = append(old, run)
 		}
-		rows.Close()
+		_ = rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}

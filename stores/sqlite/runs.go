@@ -236,7 +236,7 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	if err != nil {
 		return runstore.Page{}, schemaErr(ctx, "list runs", err)
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var runs []runstore.Run
 	for rows.Next() {
 		run, err := scanRun(rows, false)

@@ -111,15 +111,15 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		s.now = time.Now
 	}
 	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, fmt.Errorf("%w %q: %w", ErrOpen, abs, err)
 	}
 	if err := s.checkVersion(ctx); err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, err
 	}
 	if s.owner, err = newOwner(abs + ".owners"); err != nil {
-		db.Close()
+		_ = db.Close()
 		return nil, fmt.Errorf("%w %q: owner lock: %w", ErrOpen, abs, err)
 	}
 	return s, nil
@@ -201,11 +201,11 @@ func newOwner(dir string) (*owner, error) {
 		return nil, err
 	}
 	if err := lockFile(f, true); err != nil && locksWork {
-		f.Close()
-		os.Remove(f.Name())
+		_ = f.Close()
+		_ = os.Remove(f.Name())
 		return nil, err
 	}
-	fmt.Fprintf(f, "pid %d\n", os.Getpid())
+	_, _ = fmt.Fprintf(f, "pid %d\n", os.Getpid())
 	o.file = f
 	return o, nil
 }
@@ -237,10 +237,10 @@ func (o *owner) dead(id string) bool {
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if err := lockFile(f, true); err != nil {
 		return false // held: alive (or locks unsupported here)
 	}
-	os.Remove(name) // its process died; clean up
+	_ = os.Remove(name) // its process died; clean up
 	return true
 }

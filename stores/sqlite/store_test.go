@@ -37,7 +37,7 @@ func TestOpen_RefusesWhatIsNotADatabaseFile(t *testing.T) {
 	} {
 		if s, err := sqlite.Open(bg, tt.path, nil); !errors.Is(err, sqlite.ErrOpen) && !errors.Is(err, sqlite.ErrSchemaNewer) {
 			if err == nil {
-				s.Close()
+				_ = s.Close()
 			}
 			t.Errorf("Open(%s) = %v; want ErrOpen", tt.name, err)
 		} else if tt.path != "" && !strings.Contains(err.Error(), filepath.Base(tt.path)) {
@@ -55,7 +55,7 @@ func TestMigrate_IdempotentAndConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.Close()
+		defer func() { _ = s.Close() }()
 		stores[i] = s
 	}
 	var wg sync.WaitGroup
@@ -100,7 +100,7 @@ func TestSchema_NewerIsRefused(t *testing.T) {
 	if err := s.Migrate(bg); !errors.Is(err, sqlite.ErrSchemaNewer) {
 		t.Errorf("Migrate on a newer schema = %v; want ErrSchemaNewer", err)
 	}
-	s.Close()
+	_ = s.Close()
 	if _, err := sqlite.Open(bg, path, nil); !errors.Is(err, sqlite.ErrSchemaNewer) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", sqlite.SchemaVersion+1)) {
 		t.Errorf("Open on a newer schema = %v; want ErrSchemaNewer naming the version", err)
 	}
@@ -148,7 +148,7 @@ func TestSchema_OlderSaysMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if _, _, err := s.Approvals().Gated(bg, "r"); !errors.Is(err, sqlite.ErrSchemaOlder) {
 		t.Fatalf("Gated before Migrate = %v; want ErrSchemaOlder", err)
 	}

@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, interactive bool, 
 	if err != nil {
 		return story.Exit(stderr, err)
 	}
-	defer store.Close()
+	defer func() { _ = store.Close() }()
 	if err := store.Migrate(ctx); err != nil {
 		return story.Exit(stderr, err)
 	}
@@ -92,7 +92,7 @@ func snapshotKey(path string) ([]byte, error) {
 		return nil, err
 	}
 	if _, err := f.Write(key); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	return key, f.Close()

@@ -102,9 +102,7 @@ func (c *Claims) Settle(ctx context.Context, run, id string) error {
 	c.s.settlePending(ctx)
 	k := [2]string{run, id}
 	if err := c.s.settle(ctx, k); err != nil {
-		c.s.pendingMu.Lock()
-		c.s.settles[k] = true
-		c.s.pendingMu.Unlock()
+		c.s.settles.Put(k, struct{}{})
 		return err
 	}
 	return nil
@@ -123,39 +121,20 @@ ON CONFLICT (run, id) DO UPDATE SET settled = true`, []byte(k[0]), []byte(k[1]),
 // settlePending settles the claims whose Settle failed; those that fail
 // again stay pending.
 func (s *Store) settlePending(ctx context.Context) {
-	s.pendingMu.Lock()
-	if len(s.settles) == 0 {
-		s.pendingMu.Unlock()
-		return
-	}
-	ks := make([][2]string, 0, len(s.settles))
-	for k := range s.settles {
-		ks = append(ks, k)
-	}
-	s.pendingMu.Unlock()
-	for _, k := range ks {
-		if s.settle(ctx, k) == nil {
-			s.pendingMu.Lock()
-			delete(s.settles, k)
-			s.pendingMu.Unlock()
-		}
-	}
+	s.settles.Retry(func(k [2]string, _ struct{}) error { return s.settle(ctx, k) })
 }
 
 func (s *Store) setUnsure(k [2]string, unsure bool) {
-	s.pendingMu.Lock()
-	defer s.pendingMu.Unlock()
 	if unsure {
-		s.unsure[k] = true
+		s.unsure.Put(k, struct{}{})
 	} else {
-		delete(s.unsure, k)
+		s.unsure.Delete(k)
 	}
 }
 
 func (s *Store) isUnsure(k [2]string) bool {
-	s.pendingMu.Lock()
-	defer s.pendingMu.Unlock()
-	return s.unsure[k]
+	_, ok := s.unsure.Get(k)
+	return ok
 }
 
 // Runs is the [runstore.Store] of a [Store]. Snapshots are stored as bytes

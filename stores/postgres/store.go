@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/reactguard/reactguard/internal/pending"
 )
 
 // DefaultSessionCheck is how often a [Store] checks, by default, that its
@@ -62,11 +64,10 @@ type Store struct {
 	done chan struct{}
 	once sync.Once
 
-	keys      keys // per-key Begin lock and claims held by this process
-	pendingMu sync.Mutex
-	pending   map[string]pendingFinish // key → a final record not yet stored
-	unsure    map[[2]string]bool       // resume claims whose statement failed: maybe taken by this store
-	settles   map[[2]string]bool       // resume claims whose Settle failed: settled before the next Claim or Settle
+	keys    keys                               // per-key Begin lock and claims held by this process
+	pending pending.Map[string, pendingFinish] // key → a final record not yet stored
+	unsure  pending.Map[[2]string, struct{}]   // resume claims whose statement failed: maybe taken by this store
+	settles pending.Map[[2]string, struct{}]   // resume claims whose Settle failed: settled before the next Claim or Settle
 }
 
 // pendingFinish is a final write record whose Finish failed; it is stored
@@ -128,15 +129,12 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 		o = *opts
 	}
 	s := &Store{
-		pool:    pool,
-		cfg:     pool.Config().ConnConfig.Copy(),
-		now:     o.Now,
-		check:   o.SessionCheck,
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
-		pending: make(map[string]pendingFinish),
-		unsure:  make(map[[2]string]bool),
-		settles: make(map[[2]string]bool),
+		pool:  pool,
+		cfg:   pool.Config().ConnConfig.Copy(),
+		now:   o.Now,
+		check: o.SessionCheck,
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -214,14 +214,10 @@ func (l *WriteLedger) Finish(ctx context.Context, rec guard.WriteRecord) error {
 	k.mu.Unlock()
 	p := pendingFinish{tool: []byte(rec.Tool), result: nullBytes(rec.Result), state: int16(rec.State), code: int32(rec.Code)}
 	if err := l.store(ctx, rec.Key, p); err != nil {
-		l.s.pendingMu.Lock()
-		l.s.pending[rec.Key] = p
-		l.s.pendingMu.Unlock()
+		l.s.pending.Put(rec.Key, p)
 		return err
 	}
-	l.s.pendingMu.Lock()
-	delete(l.s.pending, rec.Key)
-	l.s.pendingMu.Unlock()
+	l.s.pending.Delete(rec.Key)
 	return nil
 }
 
@@ -239,20 +235,16 @@ ON CONFLICT (key) DO UPDATE SET tool = EXCLUDED.tool, state = EXCLUDED.state, re
 
 // flush stores the pending final record of key, if any.
 func (l *WriteLedger) flush(ctx context.Context, key string) error {
-	l.s.pendingMu.Lock()
-	p, ok := l.s.pending[key]
-	l.s.pendingMu.Unlock()
+	p, ok := l.s.pending.Get(key)
 	if !ok {
 		return nil
 	}
 	if err := l.store(ctx, key, p); err != nil {
 		return fmt.Errorf("postgres: storing the earlier result of %q: %w", key, err)
 	}
-	l.s.pendingMu.Lock()
-	if cur, ok := l.s.pending[key]; ok && cur.state == p.state && string(cur.result) == string(p.result) {
-		delete(l.s.pending, key)
-	}
-	l.s.pendingMu.Unlock()
+	l.s.pending.DeleteIf(key, func(cur pendingFinish) bool {
+		return cur.state == p.state && string(cur.result) == string(p.result)
+	})
 	return nil
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go driver "sqlite"
+
+	"github.com/reactguard/reactguard/internal/pending"
 )
 
 // DefaultBusyTimeout is how long, by default, a statement waits for
@@ -50,10 +52,9 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	pendingMu sync.Mutex
-	pending   map[string]pendingFinish // key → a final record not yet stored
-	unsure    map[[2]string]bool       // resume claims whose statement failed: maybe taken by this store
-	settles   map[[2]string]bool       // resume claims whose Settle failed: settled before the next Claim or Settle
+	pending pending.Map[string, pendingFinish] // key → a final record not yet stored
+	unsure  pending.Map[[2]string, struct{}]   // resume claims whose statement failed: maybe taken by this store
+	settles pending.Map[[2]string, struct{}]   // resume claims whose Settle failed: settled before the next Claim or Settle
 }
 
 // pendingFinish is a final write record whose Finish failed; it is stored
@@ -105,8 +106,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	s := &Store{db: db, path: abs, now: o.Now, pending: make(map[string]pendingFinish), unsure: make(map[[2]string]bool),
-		settles: make(map[[2]string]bool)}
+	s := &Store{db: db, path: abs, now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}

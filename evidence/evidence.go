@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/internal/jsonvalid"
 	"github.com/reactguard/reactguard/outcome"
 )
 
@@ -60,7 +61,7 @@ func Check(r Record) error {
 	if r.CallID == "" {
 		return ErrNoCallID
 	}
-	if len(r.Payload) > 0 && !json.Valid(r.Payload) {
+	if len(r.Payload) > 0 && !jsonvalid.Valid(r.Payload) {
 		return ErrInvalidPayload
 	}
 	return nil

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/reactguard/reactguard/internal/jsonvalid"
 )
 
 // Walk reads the JSON document payload and calls fn for every scalar leaf
@@ -36,7 +38,7 @@ func Walk(payload []byte, fn func(path, text string) bool) error {
 		fn("", text)
 		return nil
 	}
-	if !json.Valid(payload) {
+	if !jsonvalid.Valid(payload) {
 		return errInvalid
 	}
 	return walkValid(payload, fn)
@@ -187,7 +189,7 @@ func ScalarText(raw []byte) (string, bool) {
 	if text, ok := simpleScalar(raw); ok {
 		return text, true
 	}
-	if len(raw) == 0 || raw[0] == '{' || raw[0] == '[' || raw[0] == 'n' || !json.Valid(raw) {
+	if len(raw) == 0 || raw[0] == '{' || raw[0] == '[' || raw[0] == 'n' || !jsonvalid.Valid(raw) {
 		return "", false
 	}
 	var text string

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/internal/jsonvalid"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -140,7 +141,7 @@ func encodePayload(data any) json.RawMessage {
 	case nil:
 		return nil
 	case json.RawMessage:
-		if len(bytes.TrimSpace(d)) == 0 || !json.Valid(d) {
+		if len(bytes.TrimSpace(d)) == 0 || !jsonvalid.Valid(d) {
 			return nil
 		}
 		return d

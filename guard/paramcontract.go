@@ -13,6 +13,7 @@ import (
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/internal/jsonvalid"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/prompt"
@@ -266,7 +267,7 @@ func equalFoldBytes(b []byte, s string) bool {
 // JSON object. It avoids encoding/json's reflection: this runs on every
 // call of a tool with declared parameters.
 func objectMembers(args []byte, dst []member) ([]member, bool) {
-	if !json.Valid(args) {
+	if !jsonvalid.Valid(args) {
 		return dst, false
 	}
 	i := skipSpace(args, 0)

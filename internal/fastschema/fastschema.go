@@ -17,13 +17,14 @@ package fastschema
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"reflect"
 	"strconv"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/reactguard/reactguard/internal/jsonvalid"
 )
 
 // JSON types as bits.
@@ -222,14 +223,14 @@ func (f *Schema) Valid(raw []byte) bool {
 	if len(raw) == 0 {
 		raw = []byte("{}")
 	}
-	if raw[0] != '{' || !json.Valid(raw) {
+	if raw[0] != '{' || !jsonvalid.Valid(raw) {
 		return false
 	}
 	r := fastReader{b: raw}
 	return r.value(f) && r.i == len(raw)
 }
 
-// fastReader reads a document json.Valid accepted.
+// fastReader reads a document jsonvalid.Valid (so json.Valid) accepted.
 type fastReader struct {
 	b []byte
 	i int

@@ -1,0 +1,103 @@
+package jsonvalid
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestValid(t *testing.T) {
+	deep := func(n int, open, mid, close string) string {
+		return strings.Repeat(open, n) + mid + strings.Repeat(close, n)
+	}
+	tests := []struct {
+		doc  string
+		want bool
+		why  string
+	}{
+		{``, false, "no value"},
+		{`  `, false, "white space alone"},
+		{`{}`, true, "the empty object"},
+		{` {"a" : [1, -2.5e+3, "x", true, false, null, {}] } `, true, "every kind of value, spaced"},
+		{`{"a":1,}`, false, "a trailing comma in an object"},
+		{`[1,]`, false, "a trailing comma in an array"},
+		{`{"a"}`, false, "a key without a value"},
+		{`{1:2}`, false, "a key that is no string"},
+		{`[1 2]`, false, "no comma"},
+		{`01`, false, "a leading zero"},
+		{`-`, false, "a sign alone"},
+		{`1.`, false, "no digit after the point"},
+		{`1e`, false, "no digit in the exponent"},
+		{`1e+`, false, "a sign alone in the exponent"},
+		{`-0.0E-0`, true, "every part of a number"},
+		{`+1`, false, "a plus sign"},
+		{`.5`, false, "no integer part"},
+		{`tru`, false, "a cut literal"},
+		{`nul`, false, "a cut null"},
+		{`truex`, false, "a literal with more after it"},
+		{`"\u00e9\n\"\\\/\b\f\r\t"`, true, "every escape"},
+		{`"\u00zz"`, false, "a bad unicode escape"},
+		{`"\u12"`, false, "a cut unicode escape"},
+		{`"\x"`, false, "an unknown escape"},
+		{"\"\x01\"", false, "a control character in a string"},
+		{"\"\x7f\xff\"", true, "DEL and invalid UTF-8: encoding/json accepts both"},
+		{`"abc`, false, "an unclosed string"},
+		{`[`, false, "an unclosed array"},
+		{`{"a":[}`, false, "mismatched brackets"},
+		{`]`, false, "a close without an open"},
+		{`{} {}`, false, "two values"},
+		{deep(10000, "[", "", "]"), true, "nesting at the limit"},
+		{deep(10001, "[", "", "]"), false, "nesting past the limit"},
+		{deep(10000, `{"a":`, "1", "}"), true, "objects nested at the limit"},
+		{deep(10001, `{"a":`, "1", "}"), false, "objects nested past the limit"},
+		{deep(70, "[", "", "]") + "]", false, "one close too many past 64 levels"},
+		{deep(65, `[{"a":`, "1", "}]"), true, "arrays and objects mixed past 64 levels"},
+	}
+	for _, tt := range tests {
+		got := Valid([]byte(tt.doc))
+		if got != tt.want {
+			t.Errorf("%s: Valid(%.40q) = %v, want %v", tt.why, tt.doc, got, tt.want)
+		}
+		if json.Valid([]byte(tt.doc)) != tt.want {
+			t.Errorf("%s: the table disagrees with json.Valid on %.40q", tt.why, tt.doc)
+		}
+	}
+}
+
+func TestValidAllocs(t *testing.T) {
+	doc := []byte(`{"q":"c0_0_1","n":[1,2,{"x":null}],"s":"\u00e9"}`)
+	if n := testing.AllocsPerRun(100, func() { Valid(doc) }); n != 0 {
+		t.Errorf("Valid allocates %v times; want 0 under 64 levels", n)
+	}
+}
+
+// FuzzValid holds Valid to encoding/json: the same answer for any bytes.
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,"x",true,null,{"b":-1.5e3}]}`, `"\u00e9\n"`, `[[[]]]`, `01`, "\"\xff\"", `{"a":1,}`, ` 1 `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := Valid(data), json.Valid(data); got != want {
+			t.Fatalf("Valid(%q) = %v; json.Valid says %v", data, got, want)
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	docs := map[string][]byte{
+		"args":   []byte(`{"q":"c12_3_456"}`),
+		"result": []byte(`{"found":"c12_3_456","score":9,"tags":["a","b"],"ok":true}`),
+	}
+	for name, doc := range docs {
+		b.Run(name+"/jsonvalid", func(b *testing.B) {
+			for b.Loop() {
+				Valid(doc)
+			}
+		})
+		b.Run(name+"/encoding-json", func(b *testing.B) {
+			for b.Loop() {
+				json.Valid(doc)
+			}
+		})
+	}
+}

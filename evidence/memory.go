@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/reactguard/reactguard/internal/grow"
 	"github.com/reactguard/reactguard/outcome"
 )
 
@@ -104,15 +105,9 @@ type memRun struct {
 	folded   []string // case-folded, for UserSaid
 }
 
-func newRun() *memRun {
-	return &memRun{
-		calls:    make(map[string]callIndex),
-		tools:    make(map[string]struct{}),
-		values:   make(map[valueKey]struct{}),
-		anyValue: make(map[string]struct{}),
-		prints:   make(map[string]printIndex),
-	}
-}
+// newRun returns an empty run. Its maps are made when first written, so
+// a run that holds only the user's words (or a few records) costs little.
+func newRun() *memRun { return &memRun{} }
 
 // run returns the state of id, creating it when create is set; nil when it
 // does not exist and create is not set.
@@ -138,6 +133,10 @@ func (m *Memory) run(id string, create bool) *memRun {
 // append rather than at every append: a run whose values nobody asks for
 // (no parameter declares a source) never pays for walking its results.
 func (st *memRun) indexValues() {
+	if st.values == nil && st.valued < len(st.records) {
+		st.values = make(map[valueKey]struct{})
+		st.anyValue = make(map[string]struct{})
+	}
 	for ; st.valued < len(st.records); st.valued++ {
 		r := st.records[st.valued]
 		if r.Outcome != outcome.Success || len(r.Payload) == 0 {
@@ -172,6 +171,11 @@ func (m *Memory) Append(_ context.Context, run string, r Record) error {
 
 // add appends r unless its (call, attempt) is known. Callers hold st.mu.
 func (st *memRun) add(r Record) {
+	if st.calls == nil {
+		st.calls = make(map[string]callIndex)
+		st.tools = make(map[string]struct{})
+		st.prints = make(map[string]printIndex)
+	}
 	ci, known := st.calls[r.CallID]
 	if !known {
 		ci = callIndex{latest: -1, latestSuccess: -1}
@@ -181,7 +185,7 @@ func (st *memRun) add(r Record) {
 	}
 	ci.note(r.Attempt)
 	i := len(st.records)
-	st.records = append(st.records, r)
+	st.records = grow.Append(st.records, r)
 
 	ci.latest = i
 	if r.Outcome == outcome.Success {

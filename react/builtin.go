@@ -10,6 +10,7 @@ import (
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/internal/jsonvalid"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/prompt"
@@ -436,7 +437,7 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 	case SourceModel:
 		ref = ""
 	}
-	r.outputs[key] = OutputValue{Value: compact([]byte(value)), Source: st, Ref: ref}
+	r.setOutput(key, OutputValue{Value: compact([]byte(value)), Source: st, Ref: ref})
 	eff.message = r.cat.Text(prompt.ResultOutputSet, "key", key)
 	return nil
 }
@@ -466,7 +467,7 @@ func jsonOrText(raw []byte) json.RawMessage {
 	if len(raw) == 0 {
 		return nil
 	}
-	if json.Valid(raw) {
+	if jsonvalid.Valid(raw) {
 		return append(json.RawMessage(nil), raw...)
 	}
 	b, _ := json.Marshal(string(raw))

@@ -9,12 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/grow"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/runstore"
@@ -149,8 +151,10 @@ type Loop struct {
 	maxAge    time.Duration
 	claims    runstore.Claims
 	runs      runstore.Store
-	cache     *evidence.Cache // nil unless the default chain reads a ledger kept outside the process
-	schemas   sync.Map        // *tool.Tool → schemaEntry
+	cache     *evidence.Cache           // nil unless the default chain reads a ledger kept outside the process
+	schemas   sync.Map                  // *tool.Tool → schemaEntry
+	plan      atomic.Pointer[plan]      // the plan of the last node run
+	sys       atomic.Pointer[sysPrompt] // the system prompt of the last node run without outputs
 	// builtinSpecs are the built-in tools' specs, without and with
 	// builtin_output_set, rendered once in the loop's language.
 	builtinSpecs [2][]ToolSpec
@@ -286,7 +290,7 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, 
 	defer r.endRun(ctx, &err)
 	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
 	userInput = validText(userInput)
-	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: userInput})
+	r.msgs = grow.Append(r.msgs, Message{Role: RoleUser, Content: userInput})
 	r.userTexts = append(r.userTexts, userInput)
 	if err := l.ledger.AddUserText(ctx, r.id, userInput); err != nil {
 		return r.interrupt(ctx, fmt.Errorf("react: evidence: %w", err))
@@ -490,6 +494,12 @@ func (r *run) systemPrompt() string {
 	if r.sysFor == len(r.outputs)+1 {
 		return r.sys
 	}
+	if len(r.required) == 0 {
+		if p := r.l.sys.Load(); p != nil && p.instructions == r.node.Instructions {
+			r.sys, r.sysFor = p.text, len(r.outputs)+1
+			return r.sys
+		}
+	}
 	var b strings.Builder
 	if s := strings.TrimSpace(r.node.Instructions); s != "" {
 		b.WriteString(s)
@@ -501,8 +511,15 @@ func (r *run) systemPrompt() string {
 		b.WriteString(hint)
 	}
 	r.sys, r.sysFor = b.String(), len(r.outputs)+1
+	if len(r.required) == 0 {
+		r.l.sys.Store(&sysPrompt{instructions: r.node.Instructions, text: r.sys})
+	}
 	return r.sys
 }
+
+// sysPrompt is the system prompt of a node without required outputs,
+// which depends only on the node's instructions (and the loop's language).
+type sysPrompt struct{ instructions, text string }
 
 func (r *run) written(key string) bool {
 	_, ok := r.outputs[key]
@@ -513,7 +530,7 @@ func (r *run) written(key string) bool {
 // and a user message saying so.
 func (r *run) noToolCalls(ctx context.Context) {
 	r.observer.OnNoToolCalls(ctx, r.roundEvent())
-	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
+	r.msgs = grow.Append(r.msgs, Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
 	r.stall(ctx, "no_tool_calls", "")
 }
 

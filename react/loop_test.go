@@ -3,6 +3,10 @@ package react_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/outcome"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -499,6 +503,11 @@ func TestNoModelAndInvalidNode(t *testing.T) {
 
 	list, _, _ := sitesTools()
 	e := newEnv(t, newScript(), list.Tool)
+	many := make([]react.Output, 40) // past the size where duplicates are found with a map
+	for i := range many {
+		many[i].Key = fmt.Sprintf("k%d", i)
+	}
+	many[len(many)-1].Key = "k0"
 	tests := []struct {
 		name   string
 		node   react.Node
@@ -509,6 +518,7 @@ func TestNoModelAndInvalidNode(t *testing.T) {
 		{"duplicate tool", react.Node{Tools: []string{"list_sites", "list_sites"}}, "a tool listed twice"},
 		{"empty key", react.Node{Outputs: []react.Output{{}}}, "an output needs a key"},
 		{"duplicate key", react.Node{Outputs: []react.Output{{Key: "a"}, {Key: "a"}}}, "keys are unique"},
+		{"duplicate key among many", react.Node{Outputs: many}, "keys are unique however many there are"},
 		{"bad source", react.Node{Outputs: []react.Output{{Key: "a", Accepts: []react.SourceType{9}}}}, "source types must be valid"},
 		{"negative limit", react.Node{MaxRounds: -1}, "limits are not negative"},
 	}
@@ -549,4 +559,60 @@ func TestCustomHandler(t *testing.T) {
 		toolMessage(t, res.Transcript, "a").Content, "the call interrupted by the error is dispatched again on resume")
 	assert.Equal(t, "ok", toolMessage(t, res.Transcript, "b").Content)
 	assert.Equal(t, 0, list.executions(), "the custom handler replaced the chain")
+}
+
+// A loop keeps what it derives from the last node's tools (the specs, the
+// visible tools, the system prompt) for the next run: runs of different
+// nodes on one loop, in turn, each see exactly their own tools, instructions
+// and built-ins, and the calls of a tool another node sees are refused.
+func TestNodesInTurnSeeTheirOwnTools(t *testing.T) {
+	list, broken, create := sitesTools()
+	nodes := []react.Node{
+		{Name: "read", Tools: []string{"list_sites"}, Instructions: "Read."},
+		{Name: "write", Tools: []string{"create_site"}, Instructions: "Write."},
+		{Name: "read-out", Tools: []string{"list_sites"}, Instructions: "Read.", Outputs: []react.Output{{Key: "k"}}},
+		{Name: "both", Tools: []string{"list_sites", "get_stats"}, Instructions: "Read."},
+	}
+	var turns []any
+	for range 3 {
+		for range nodes {
+			turns = append(turns, turn(call("a", "list_sites", `{}`), call("b", "create_site", `{}`)), turn(finish("f")))
+		}
+	}
+	m := newScript(turns...)
+	e := newEnv(t, m, list.Tool, broken.Tool, create.Tool)
+	var want [][]string
+	for range 3 {
+		for _, n := range nodes {
+			res, err := e.loop.Run(context.Background(), n, "go")
+			require.NoError(t, err)
+			require.Equal(t, react.Finished, res.Status, "node %s", n.Name)
+			first := res.Calls[0]
+			if n.Tools[0] == "list_sites" {
+				assert.Equal(t, outcome.Success, first.Outcome, "node %s sees list_sites", n.Name)
+			} else {
+				assert.Equal(t, errcode.CatalogDenied, first.Code, "node %s does not see list_sites", n.Name)
+			}
+			names := slices.Clone(n.Tools)
+			names = append(names, react.ToolApproval, react.ToolFollowUp, react.ToolFail, react.ToolFinish)
+			if len(n.Outputs) > 0 {
+				names = append(names, react.ToolOutputSet)
+			}
+			want = append(want, names, names)
+		}
+	}
+	reqs := m.requests()
+	require.Len(t, reqs, len(want))
+	for i, req := range reqs {
+		var got []string
+		for _, s := range req.Tools {
+			got = append(got, s.Name)
+		}
+		assert.ElementsMatch(t, want[i], got, "request %d", i)
+		node := nodes[(i/2)%len(nodes)]
+		assert.True(t, strings.HasPrefix(req.Messages[0].Content, node.Instructions), "request %d: system prompt of node %s", i, node.Name)
+		if len(node.Outputs) > 0 {
+			assert.Contains(t, req.Messages[0].Content, "k", "request %d: the phase hint names the output", i)
+		}
+	}
 }

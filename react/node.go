@@ -224,27 +224,25 @@ func (n Node) validate(has func(name string) bool) error {
 	if n.NoProgressLimit < 0 || n.MaxRounds < 0 || n.MaxParallel < 0 {
 		return bad("negative limit")
 	}
-	seen := make(map[string]bool, len(n.Tools))
-	for _, t := range n.Tools {
+	tools := newKeySet(len(n.Tools))
+	for i, t := range n.Tools {
 		switch {
 		case isBuiltin(t):
 			return bad("built-in tool %s must not be listed in Tools (it is always visible)", t)
-		case seen[t]:
+		case tools.repeated(i, func(j int) string { return n.Tools[j] }):
 			return bad("tool %s listed twice", t)
 		case !has(t):
 			return bad("tool %s is not in the catalog", t)
 		}
-		seen[t] = true
 	}
-	keys := make(map[string]bool, len(n.Outputs))
-	for _, o := range n.Outputs {
+	keys := newKeySet(len(n.Outputs))
+	for i, o := range n.Outputs {
 		if o.Key == "" {
 			return bad("an output has no key")
 		}
-		if keys[o.Key] {
+		if keys.repeated(i, func(j int) string { return n.Outputs[j].Key }) {
 			return bad("output %s declared twice", o.Key)
 		}
-		keys[o.Key] = true
 		for _, s := range o.Accepts {
 			if !s.IsValid() {
 				return bad("output %s accepts an invalid source type %d", o.Key, uint8(s))
@@ -252,4 +250,38 @@ func (n Node) validate(has func(name string) bool) error {
 		}
 	}
 	return nil
+}
+
+// keySet finds the names a node lists twice. Nodes list a few tools and
+// outputs: up to smallSet names it compares each with the earlier ones,
+// which allocates nothing and beats a map at that size; past it, it keeps
+// a map.
+type keySet struct{ big map[string]struct{} }
+
+const smallSet = 32
+
+func newKeySet(n int) keySet {
+	if n > smallSet {
+		return keySet{big: make(map[string]struct{}, n)}
+	}
+	return keySet{}
+}
+
+// repeated reports whether key(i) equals key(j) for some j < i. It is
+// called for i = 0, 1, … in order.
+func (s keySet) repeated(i int, key func(j int) string) bool {
+	k := key(i)
+	if s.big != nil {
+		if _, ok := s.big[k]; ok {
+			return true
+		}
+		s.big[k] = struct{}{}
+		return false
+	}
+	for j := range i {
+		if key(j) == k {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/internal/grow"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -36,11 +38,12 @@ type run struct {
 	failure     *Failure
 	summary     string
 	msgs        []Message // msgs[0] is the system slot of the current round
-	wave        *wave     // the turn whose calls are being processed; nil between turns
-	outputs     map[string]OutputValue
+	wave        *wave     // the turn whose calls are being processed (&w); nil between turns
+	w           wave
+	outputs     map[string]OutputValue // nil until the first output
 	susp        *Suspension
 	answers     []qa
-	answered    map[string]string // normalized question → answer
+	answered    map[string]string // normalized question → answer; nil until the first
 	userTexts   []string
 	writeFailed bool
 	ids         map[string]struct{} // every call id of the run
@@ -50,7 +53,7 @@ type run struct {
 	evidenced   map[string]struct{} // fingerprints whose result was new evidence
 	cur         callResult          // the result of the call being dispatched alone
 
-	// Derived from the node and the catalog.
+	// Derived from the node and the catalog (the plan's, read-only).
 	visible   map[string]*tool.Tool // visible catalog tools
 	offered   []string              // every visible tool name, for NEXT_CATALOG
 	specs     []ToolSpec
@@ -88,43 +91,93 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 	if err := node.validate(func(name string) bool { _, ok := l.catalog.Lookup(name); return ok }); err != nil {
 		return nil, err
 	}
-	builtins := l.builtinSpecs[0]
-	if len(node.Outputs) > 0 {
-		builtins = l.builtinSpecs[1]
+	p, err := l.planOf(node)
+	if err != nil {
+		return nil, err
 	}
 	r := &run{
-		l:        l,
-		cat:      l.cat,
-		observer: l.observer,
-		id:       id,
-		node:     node,
-		msgs:     make([]Message, 1, 8),
-		outputs:  make(map[string]OutputValue),
-		answered: make(map[string]string),
-		ids:      make(map[string]struct{}),
-		visible:  make(map[string]*tool.Tool, len(node.Tools)),
-		required: node.required(),
-		specs:    make([]ToolSpec, 0, len(node.Tools)+len(builtins)),
-		offered:  make([]string, 0, len(node.Tools)+len(builtins)),
+		l:         l,
+		cat:       l.cat,
+		observer:  l.observer,
+		id:        id,
+		node:      node,
+		msgs:      make([]Message, 1, 8),
+		ids:       make(map[string]struct{}),
+		required:  node.required(),
+		visible:   p.visible,
+		offered:   p.offered,
+		specs:     p.specs,
+		seesWrite: p.seesWrite,
+	}
+	return r, nil
+}
+
+// setOutput sets output key to v.
+func (r *run) setOutput(key string, v OutputValue) {
+	if r.outputs == nil {
+		r.outputs = make(map[string]OutputValue)
+	}
+	r.outputs[key] = v
+}
+
+// setAnswered records the user's answer to question.
+func (r *run) setAnswered(question, answer string) {
+	if r.answered == nil {
+		r.answered = make(map[string]string)
+	}
+	r.answered[normalize(question)] = answer
+}
+
+// plan is what a run derives from its node's tools and the catalog. It is
+// read-only once built and shared by the runs of nodes with the same tools
+// (and the same need of builtin_output_set): a service runs one node, or a
+// few, many times.
+type plan struct {
+	tools     []string // the node's Tools, copied
+	outputs   bool     // the node declares outputs (builtin_output_set is offered)
+	visible   map[string]*tool.Tool
+	offered   []string // every visible tool name, for NEXT_CATALOG
+	specs     []ToolSpec
+	seesWrite bool
+}
+
+// planOf returns the plan of node, the last one built when node has the
+// same tools, else a new one, which it keeps for the next run.
+func (l *Loop) planOf(node Node) (*plan, error) {
+	outputs := len(node.Outputs) > 0
+	if p := l.plan.Load(); p != nil && p.outputs == outputs && slices.Equal(p.tools, node.Tools) {
+		return p, nil
+	}
+	builtins := l.builtinSpecs[0]
+	if outputs {
+		builtins = l.builtinSpecs[1]
+	}
+	p := &plan{
+		tools:   slices.Clone(node.Tools),
+		outputs: outputs,
+		visible: make(map[string]*tool.Tool, len(node.Tools)),
+		specs:   make([]ToolSpec, 0, len(node.Tools)+len(builtins)),
+		offered: make([]string, 0, len(node.Tools)+len(builtins)),
 	}
 	for _, name := range node.Tools {
 		t, _ := l.catalog.Lookup(name)
-		r.visible[name] = t
-		r.offered = append(r.offered, name)
+		p.visible[name] = t
+		p.offered = append(p.offered, name)
 		if t.Effect.IsWrite() {
-			r.seesWrite = true
+			p.seesWrite = true
 		}
 		schema, err := l.schemaOf(t)
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: schema of %s: %w", ErrInvalidNode, node.Name, name, err)
 		}
-		r.specs = append(r.specs, ToolSpec{Name: name, Description: t.Description, InputSchema: schema})
+		p.specs = append(p.specs, ToolSpec{Name: name, Description: t.Description, InputSchema: schema})
 	}
 	for _, s := range builtins {
-		r.specs = append(r.specs, s)
-		r.offered = append(r.offered, s.Name)
+		p.specs = append(p.specs, s)
+		p.offered = append(p.offered, s.Name)
 	}
-	return r, nil
+	l.plan.Store(p)
+	return p, nil
 }
 
 // schemaOf returns the JSON of t's input schema, encoded (and its version
@@ -181,9 +234,10 @@ func (r *run) appendAssistant(resp Response) {
 		}
 		m.ToolCalls[i] = c
 	}
-	r.msgs = append(r.msgs, m)
+	r.msgs = grow.Append(r.msgs, m)
 	if len(m.ToolCalls) > 0 {
-		r.wave = &wave{msg: len(r.msgs) - 1, invalid: invalid}
+		r.w = wave{msg: len(r.msgs) - 1, invalid: invalid}
+		r.wave = &r.w
 	}
 }
 
@@ -474,14 +528,14 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 // writeObservation writes the tool message of call c, the i-th of its
 // turn, keeps its report in the run's call reports and reports it.
 func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs observation.Observation, dur time.Duration, rep CallReport) {
-	r.msgs = append(r.msgs, Message{
+	r.msgs = grow.Append(r.msgs, Message{
 		Role:       RoleTool,
 		Content:    r.render(c.ID, obs),
 		ToolCallID: c.ID,
 		ToolName:   c.Name,
 		IsError:    obs.Outcome() != outcome.Success,
 	})
-	r.calls = append(r.calls, rep)
+	r.calls = grow.Append(r.calls, rep)
 	r.observer.OnToolInvoked(ctx, r.toolEvent(c, i, obs, dur, rep))
 }
 
@@ -508,7 +562,7 @@ func (r *run) skipRest(ctx context.Context, exitedBy string) {
 		if exitedBy != "" {
 			reason = r.cat.Text(prompt.ReasonSkippedExited, "tool", c.Name, "by", exitedBy)
 		}
-		r.msgs = append(r.msgs, Message{
+		r.msgs = grow.Append(r.msgs, Message{
 			Role:       RoleTool,
 			Content:    r.cat.Message(reason, r.cat.Text(prompt.NextSkipped, "tool", c.Name)),
 			ToolCallID: c.ID,
@@ -583,7 +637,7 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 		}
 		r.userTexts = append(r.userTexts, answer)
 		r.answers = append(r.answers, qa{Question: s.Question, Answer: answer})
-		r.answered[normalize(s.Question)] = answer
+		r.setAnswered(s.Question, answer)
 		msg = r.cat.Text(prompt.ResultFollowUpAnswer, "answer", answer)
 	default:
 		return fmt.Errorf("%w: the run waits for %s, not %s", ErrDecision, s.Kind, d)

@@ -595,10 +595,10 @@ func (l *Loop) restore(s *snapState) (*run, error) {
 	r.calls = s.Calls
 	r.restoreEvidenced()
 	for k, v := range s.Outputs {
-		r.outputs[k] = OutputValue{Value: json.RawMessage(v.Value), Source: v.Source, Ref: v.Ref}
+		r.setOutput(k, OutputValue{Value: json.RawMessage(v.Value), Source: v.Source, Ref: v.Ref})
 	}
 	for _, a := range s.Answers {
-		r.answered[normalize(a.Question)] = a.Answer
+		r.setAnswered(a.Question, a.Answer)
 	}
 	for _, m := range r.msgs[1:] {
 		for _, c := range m.ToolCalls {
@@ -606,7 +606,8 @@ func (l *Loop) restore(s *snapState) (*run, error) {
 		}
 	}
 	if w := s.Wave; w != nil {
-		r.wave = &wave{msg: w.Message + 1, next: w.Next, invalid: w.Invalid}
+		r.w = wave{msg: w.Message + 1, next: w.Next, invalid: w.Invalid}
+		r.wave = &r.w
 	}
 	if s.Status == Interrupted {
 		r.status = 0

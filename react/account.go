@@ -8,6 +8,7 @@ import (
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/outcome"
+	"github.com/reactguard/reactguard/tool"
 )
 
 // This file turns what a call produced into its three-layer account
@@ -49,7 +50,7 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 	final := Attempt{Outcome: o, Code: code}
 	if o == outcome.Success {
 		final.Status = ExecOK
-		if r.emptyResult(c.Name, obs.Data()) {
+		if r.emptyResult(out.tool, obs.Data()) {
 			final.Status = ExecEmpty
 		}
 	} else {
@@ -108,12 +109,12 @@ func (r *run) rejectedStatus(code errcode.Code, i int) CallStatus {
 	return CallRefused
 }
 
-// emptyResult reports whether a successful result of the catalog tool
-// name is empty: the tool's Contract.IsEmpty when it has one (a panic
+// emptyResult reports whether a successful result of the catalog tool t
+// (nil for any other call) is empty: the tool's Contract.IsEmpty when it has one (a panic
 // counts as not empty), else guard.DefaultIsEmpty, which judges raw JSON
 // without decoding it.
-func (r *run) emptyResult(name string, data any) (empty bool) {
-	if t := r.visible[name]; t != nil && t.Contract != nil && t.Contract.IsEmpty != nil {
+func (r *run) emptyResult(t *tool.Tool, data any) (empty bool) {
+	if t != nil && t.Contract != nil && t.Contract.IsEmpty != nil {
 		defer func() {
 			if recover() != nil {
 				empty = false
@@ -173,12 +174,5 @@ func newSchemaEntry(b json.RawMessage) schemaEntry {
 // schemaVersion returns the version of the input schema of the visible
 // catalog tool name, "" for other names (built-in tools included).
 func (r *run) schemaVersion(name string) string {
-	t := r.visible[name]
-	if t == nil {
-		return ""
-	}
-	if e, ok := r.l.schemas.Load(t); ok {
-		return e.(schemaEntry).version
-	}
-	return ""
+	return r.versions[name]
 }

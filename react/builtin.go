@@ -1,6 +1,7 @@
 package react
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -183,7 +184,8 @@ func (r *run) builtinTool(name string, eff *effect) *tool.Tool {
 
 // decodeArgs decodes a built-in's arguments; empty arguments are {}.
 func decodeArgs(name string, raw json.RawMessage, v any) error {
-	if len(strings.TrimSpace(string(raw))) == 0 {
+	switch string(bytes.TrimSpace(raw)) {
+	case "", "{}": // v stays its zero value, as decoding {} leaves it
 		return nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {

@@ -656,9 +656,3 @@ func (r *run) result() Result {
 	}
 	return res
 }
-
-// isWrite reports whether the catalog tool name is a write.
-func (r *run) isWrite(name string) bool {
-	t, ok := r.visible[name]
-	return ok && t.Effect.IsWrite()
-}

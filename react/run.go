@@ -57,6 +57,7 @@ type run struct {
 	visible   map[string]*tool.Tool // visible catalog tools
 	offered   []string              // every visible tool name, for NEXT_CATALOG
 	specs     []ToolSpec
+	versions  map[string]string // schema version of each visible tool
 	required  []string
 	seesWrite bool
 }
@@ -101,12 +102,13 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		observer:  l.observer,
 		id:        id,
 		node:      node,
-		msgs:      make([]Message, 1, 8),
+		msgs:      make([]Message, 1, 4),
 		ids:       make(map[string]struct{}),
 		required:  node.required(),
 		visible:   p.visible,
 		offered:   p.offered,
 		specs:     p.specs,
+		versions:  p.versions,
 		seesWrite: p.seesWrite,
 	}
 	return r, nil
@@ -138,6 +140,7 @@ type plan struct {
 	visible   map[string]*tool.Tool
 	offered   []string // every visible tool name, for NEXT_CATALOG
 	specs     []ToolSpec
+	versions  map[string]string // schema version of each visible tool
 	seesWrite bool
 }
 
@@ -153,11 +156,12 @@ func (l *Loop) planOf(node Node) (*plan, error) {
 		builtins = l.builtinSpecs[1]
 	}
 	p := &plan{
-		tools:   slices.Clone(node.Tools),
-		outputs: outputs,
-		visible: make(map[string]*tool.Tool, len(node.Tools)),
-		specs:   make([]ToolSpec, 0, len(node.Tools)+len(builtins)),
-		offered: make([]string, 0, len(node.Tools)+len(builtins)),
+		tools:    slices.Clone(node.Tools),
+		outputs:  outputs,
+		visible:  make(map[string]*tool.Tool, len(node.Tools)),
+		versions: make(map[string]string, len(node.Tools)),
+		specs:    make([]ToolSpec, 0, len(node.Tools)+len(builtins)),
+		offered:  make([]string, 0, len(node.Tools)+len(builtins)),
 	}
 	for _, name := range node.Tools {
 		t, _ := l.catalog.Lookup(name)
@@ -171,6 +175,9 @@ func (l *Loop) planOf(node Node) (*plan, error) {
 			return nil, fmt.Errorf("%w %q: schema of %s: %w", ErrInvalidNode, node.Name, name, err)
 		}
 		p.specs = append(p.specs, ToolSpec{Name: name, Description: t.Description, InputSchema: schema})
+		if e, ok := l.schemas.Load(t); ok {
+			p.versions[name] = e.(schemaEntry).version
+		}
 	}
 	for _, s := range builtins {
 		p.specs = append(p.specs, s)
@@ -215,17 +222,24 @@ func (r *run) appendAssistant(resp Response) {
 		c.ID, c.Name = validText(c.ID), validText(c.Name)
 		c.Args = validJSONText(c.Args)
 		var p problem
-		switch _, seen := r.ids[c.ID]; {
+		seen := false
+		if c.ID != "" {
+			n := len(r.ids)
+			r.ids[c.ID] = struct{}{}
+			seen = len(r.ids) == n
+		}
+		switch {
 		case c.ID == "":
 			p = problem{Kind: problemNoID}
 			c.ID = r.genID(i)
+			r.ids[c.ID] = struct{}{}
 		case seen:
 			p = problem{Kind: problemIDRepeated, ID: c.ID}
 			c.ID = r.genID(i)
+			r.ids[c.ID] = struct{}{}
 		case strings.TrimSpace(c.Name) == "":
 			p = problem{Kind: problemNoName}
 		}
-		r.ids[c.ID] = struct{}{}
 		if p.Kind != "" {
 			if invalid == nil {
 				invalid = make(map[int]problem)
@@ -262,6 +276,7 @@ type callResult struct {
 	dur  time.Duration
 	exec invoker.Execution // the guards' account of the execution (catalog tools)
 	hold *Suspension       // a write deferred for the host's approval (Node.HostApproval)
+	tool *tool.Tool        // the visible catalog tool called; nil for any other call
 }
 
 // processWave processes the calls of the current wave in order, applying
@@ -397,6 +412,7 @@ func (r *run) call(ctx context.Context, c ToolCall, i int, out *callResult) erro
 	}
 	call.Tool = t
 	call.Execution = &out.exec
+	out.tool = t
 	obs, err := r.l.handler(ctx, call)
 	if err != nil {
 		return err
@@ -485,7 +501,7 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 	}
 	r.writeObservation(ctx, c, i, obs, out.dur, r.report(c, i, out))
 	w.next = i + 1
-	if _, ok := r.visible[c.Name]; ok && r.isWrite(c.Name) {
+	if out.tool != nil && out.tool.Effect.IsWrite() {
 		switch obs.Outcome() {
 		case outcome.Failed:
 			r.writeFailed = true

@@ -8,10 +8,9 @@ func TestAppend(t *testing.T) {
 		maxCaps int // the number of distinct capacities on the way to n
 		why     string
 	}{
-		{1, 1, "the first element allocates the minimum room"},
-		{8, 1, "the minimum room holds eight"},
-		{9, 2, "the ninth doubles"},
-		{10000, 12, "ten thousand elements take about log2(10000/8) allocations, not the ~30 of append's 1.25 growth"},
+		{1, 1, "the first element allocates room for one"},
+		{8, 4, "a short slice doubles from one, as append does"},
+		{10000, 15, "ten thousand elements take about log2(10000) allocations, not the ~25 of append's slowing growth"},
 	}
 	for _, tt := range tests {
 		var s []int
@@ -28,7 +27,7 @@ func TestAppend(t *testing.T) {
 		if caps > tt.maxCaps {
 			t.Errorf("%s: %d capacities on the way to %d elements; want at most %d", tt.why, caps, tt.n, tt.maxCaps)
 		}
-		if allocated > 4*max(tt.n, minRoom) {
+		if allocated > 4*tt.n {
 			t.Errorf("%s: %d elements allocated for %d; want at most 4×", tt.why, allocated, tt.n)
 		}
 		for i, v := range s {
@@ -39,9 +38,9 @@ func TestAppend(t *testing.T) {
 	}
 }
 
-func TestRoomKeepsSpareCapacity(t *testing.T) {
-	s := make([]int, 1, 4)
-	if r := Room(s); &r[:2][1] != &s[:2][1] {
-		t.Error("Room reallocated a slice that had room")
+func TestAppendKeepsSpareCapacity(t *testing.T) {
+	s := make([]int, 300, 600)
+	if r := Append(s, 1); &r[300] != &s[:301][300] {
+		t.Error("Append reallocated a slice that had room")
 	}
 }

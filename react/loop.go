@@ -146,6 +146,7 @@ type Loop struct {
 	maxResult int
 	newID     func() string
 	now       func() time.Time
+	logOnly   *LogObserver // the observer, when it is a LogObserver alone
 	keepState bool
 	keys      []sealKey // keys[0] seals
 	maxAge    time.Duration
@@ -215,6 +216,9 @@ func New(cfg Config) (*Loop, error) {
 		l.observer = NewLogObserver(cfg.Logger)
 	}
 	l.obs, l.info = optionalObservers(l.observer), describe(cfg.Model)
+	if lo, ok := l.observer.(*LogObserver); ok && l.obs.tool == nil {
+		l.logOnly = lo
+	}
 	if l.maxResult == 0 {
 		l.maxResult = DefaultMaxResultBytes
 	}

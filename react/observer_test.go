@@ -5,7 +5,10 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -209,5 +212,100 @@ func TestLogObserver_SilencedAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("events on a silenced logger allocate %.0f times; want 0", allocs)
+	}
+}
+
+// countingClock counts the readings of Config.Now.
+type countingClock struct {
+	clock
+	reads atomic.Int64
+}
+
+func (c *countingClock) now() time.Time {
+	c.reads.Add(1)
+	return c.clock.now()
+}
+
+// levelHandler keeps the records at or above its level.
+type levelHandler struct {
+	min     slog.Level
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *levelHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.min }
+func (h *levelHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r)
+	return nil
+}
+func (h *levelHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *levelHandler) WithGroup(string) slog.Handler      { return h }
+
+// toolDurations returns the durations of the "TOOL" records by outcome.
+func (h *levelHandler) toolDurations() map[string]time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]time.Duration{}
+	for _, r := range h.records {
+		var o string
+		var d time.Duration
+		found := false
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "outcome":
+				o = a.Value.String()
+			case "duration":
+				d, found = a.Value.Duration(), true
+			}
+			return true
+		})
+		if found {
+			out[o] = d
+		}
+	}
+	return out
+}
+
+// A call is timed and reported only when someone reads it: with the log
+// observer alone and a logger that reports no call (the default logger
+// silenced), no clock is read for the calls; with a logger at Info every
+// call is logged with its duration; at Warn, the failed call is.
+func TestLogObserverTimesOnlyWhatItReports(t *testing.T) {
+	tests := []struct {
+		name      string
+		level     slog.Level
+		wantTimed []string // outcomes logged with a duration
+		why       string
+	}{
+		{"silenced", slog.LevelError + 4, nil, "nobody reads the calls: no clock reading per call"},
+		{"info", slog.LevelInfo, []string{"SUCCESS", "FAILED"}, "every call is reported, with its duration"},
+		{"warn", slog.LevelWarn, []string{"FAILED"}, "a production logger at Warn still times the failure it reports"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			list, broken, _ := sitesTools()
+			m := newScript(turn(call("a", "list_sites", `{}`)), turn(call("b", "get_stats", `{}`)), turn(finish("f")))
+			cat, err := tool.NewCatalog(list.Tool, broken.Tool)
+			require.NoError(t, err)
+			h := &levelHandler{min: tt.level}
+			clk := &countingClock{}
+			l, err := react.New(react.Config{Model: m, Tools: cat, Logger: slog.New(h), Now: clk.now, Guards: memoryStores()})
+			require.NoError(t, err)
+			res, err := l.Run(context.Background(), react.Node{Name: "sites", Tools: []string{"list_sites", "get_stats"}}, "go")
+			require.NoError(t, err)
+			require.Equal(t, react.Finished, res.Status)
+			durations := h.toolDurations()
+			assert.Len(t, durations, len(tt.wantTimed), tt.why)
+			for _, o := range tt.wantTimed {
+				assert.Equal(t, time.Millisecond, durations[o], "%s: %s measured with Config.Now", tt.why, o)
+			}
+			if tt.wantTimed == nil {
+				assert.Zero(t, clk.reads.Load(), tt.why)
+			} else {
+				assert.Positive(t, clk.reads.Load(), tt.why)
+			}
+		})
 	}
 }

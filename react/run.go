@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,6 +278,22 @@ type callResult struct {
 	exec invoker.Execution // the guards' account of the execution (catalog tools)
 	hold *Suspension       // a write deferred for the host's approval (Node.HostApproval)
 	tool *tool.Tool        // the visible catalog tool called; nil for any other call
+	// heard reports that an observer reads the call's event: when the only
+	// observer is a LogObserver whose logger reports no call, the call is
+	// neither timed nor reported (dur stays 0).
+	heard bool
+}
+
+// heard reports whether an observer reads the events of calls: any
+// observer but a LogObserver alone, or a LogObserver whose logger is
+// enabled at a level it reports calls at (Info, Warn for a failure).
+func (r *run) heard(ctx context.Context) bool {
+	lo := r.l.logOnly
+	if lo == nil {
+		return true
+	}
+	lg := lo.log()
+	return lg.Enabled(ctx, slog.LevelInfo) || lg.Enabled(ctx, slog.LevelWarn)
 }
 
 // processWave processes the calls of the current wave in order, applying
@@ -381,9 +398,16 @@ var errBatchPanic = errors.New("react: a parallel call panicked")
 // must be zero. Only the fields of r that are fixed during a wave are read
 // here, so that reads can be dispatched concurrently.
 func (r *run) call(ctx context.Context, c ToolCall, i int, out *callResult) error {
-	start := r.l.now()
+	out.heard = r.heard(ctx)
+	var start time.Time
+	if out.heard {
+		start = r.l.now()
+	}
 	res := func(obs observation.Observation, eff *effect) error {
-		out.obs, out.eff, out.dur = obs, eff, r.l.now().Sub(start)
+		out.obs, out.eff = obs, eff
+		if out.heard {
+			out.dur = r.l.now().Sub(start)
+		}
 		return nil
 	}
 	if p, bad := r.wave.invalid[i]; bad {
@@ -499,7 +523,7 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 		r.status, r.susp = Suspended, out.hold
 		return true // w.next stays at i: the write runs, or is declined, on resume
 	}
-	r.writeObservation(ctx, c, i, obs, out.dur, r.report(c, i, out))
+	r.writeObservation(ctx, c, i, obs, out, r.report(c, i, out))
 	w.next = i + 1
 	if out.tool != nil && out.tool.Effect.IsWrite() {
 		switch obs.Outcome() {
@@ -543,7 +567,7 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 
 // writeObservation writes the tool message of call c, the i-th of its
 // turn, keeps its report in the run's call reports and reports it.
-func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs observation.Observation, dur time.Duration, rep CallReport) {
+func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs observation.Observation, out *callResult, rep CallReport) {
 	r.msgs = grow.Append(r.msgs, Message{
 		Role:       RoleTool,
 		Content:    r.render(c.ID, obs),
@@ -552,7 +576,13 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 		IsError:    obs.Outcome() != outcome.Success,
 	})
 	r.calls = grow.Append(r.calls, rep)
-	r.observer.OnToolInvoked(ctx, r.toolEvent(c, i, obs, dur, rep))
+	if out == nil || out.heard {
+		dur := time.Duration(0)
+		if out != nil {
+			dur = out.dur
+		}
+		r.observer.OnToolInvoked(ctx, r.toolEvent(c, i, obs, dur, rep))
+	}
 }
 
 // toolEvent is the event of call i's observation and account.
@@ -662,7 +692,7 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 	c := r.msgs[w.msg].ToolCalls[w.next]
 	r.susp, r.status = nil, 0
 	obs := observation.Success(msg, nil)
-	r.writeObservation(ctx, c, w.next, obs, 0, CallReport{CallID: c.ID, Tool: c.Name, Round: r.round, Builtin: true,
+	r.writeObservation(ctx, c, w.next, obs, nil, CallReport{CallID: c.ID, Tool: c.Name, Round: r.round, Builtin: true,
 		Outcome: obs.Outcome(), Layers: Layers{Call: CallValid}})
 	w.next++
 	r.resetStalls(ctx, c.ID)
@@ -696,7 +726,7 @@ func (r *run) decideHost(ctx context.Context, d Decision) error {
 	c := r.msgs[w.msg].ToolCalls[w.next]
 	r.susp, r.status = nil, 0
 	obs := observation.Success(r.declined(s.Approval.Tool, d.text), nil)
-	r.writeObservation(ctx, c, w.next, obs, 0, CallReport{CallID: c.ID, Tool: c.Name, Round: r.round,
+	r.writeObservation(ctx, c, w.next, obs, nil, CallReport{CallID: c.ID, Tool: c.Name, Round: r.round,
 		Outcome: obs.Outcome(), Layers: Layers{Call: CallDeferred}})
 	w.next++
 	r.resetStalls(ctx, c.ID)

@@ -68,16 +68,7 @@ type walker struct {
 	stop bool
 }
 
-func (w *walker) space() {
-	for w.i < len(w.s) {
-		switch w.s[w.i] {
-		case ' ', '\t', '\r', '\n':
-			w.i++
-		default:
-			return
-		}
-	}
-}
+func (w *walker) space() { w.i = jsonvalid.SkipSpace(w.s, w.i) }
 
 func (w *walker) emit(fn func(path, text string) bool, path, text string) {
 	if !fn(path, text) {

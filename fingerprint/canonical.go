@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/reactguard/reactguard/internal/jsonvalid"
 )
 
 // ErrInvalidJSON is wrapped by every error [Canonical], [AppendCanonical]
@@ -116,16 +118,7 @@ func (c *canon) run(dst, in []byte) ([]byte, error) {
 
 func (c *canon) fail(msg string) error { return &SyntaxError{Offset: c.pos, Msg: msg} }
 
-func (c *canon) skipSpace() {
-	for c.pos < len(c.in) {
-		switch c.in[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
-	}
-}
+func (c *canon) skipSpace() { c.pos = jsonvalid.SkipSpace(c.in, c.pos) }
 
 func (c *canon) value() error {
 	if c.pos >= len(c.in) {

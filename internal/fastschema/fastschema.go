@@ -236,16 +236,7 @@ type fastReader struct {
 	i int
 }
 
-func (r *fastReader) space() {
-	for r.i < len(r.b) {
-		switch r.b[r.i] {
-		case ' ', '\t', '\r', '\n':
-			r.i++
-		default:
-			return
-		}
-	}
-}
+func (r *fastReader) space() { r.i = jsonvalid.SkipSpace(r.b, r.i) }
 
 // str reads the string at r.i and returns its raw contents and whether it
 // has no escapes.

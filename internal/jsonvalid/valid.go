@@ -58,15 +58,21 @@ type validator struct {
 	deep  []bool // levels 65 and beyond
 }
 
-func (v *validator) space() {
-	for v.i < len(v.b) {
-		switch v.b[v.i] {
+func (v *validator) space() { v.i = SkipSpace(v.b, v.i) }
+
+// SkipSpace returns the index of the first byte of s at or after i that is
+// not JSON white space (space, tab, line feed, carriage return); len(s)
+// when there is none. The package's readers of JSON share it.
+func SkipSpace[T ~string | ~[]byte](s T, i int) int {
+	for i < len(s) {
+		switch s[i] {
 		case ' ', '\t', '\n', '\r':
-			v.i++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 // push opens a level; it reports false past the nesting limit.

@@ -146,10 +146,11 @@ type plan struct {
 }
 
 // planOf returns the plan of node, the last one built when node has the
-// same tools, else a new one, which it keeps for the next run.
+// same tools and the catalog still holds the same tool values under their
+// names, else a new one, which it keeps for the next run.
 func (l *Loop) planOf(node Node) (*plan, error) {
 	outputs := len(node.Outputs) > 0
-	if p := l.plan.Load(); p != nil && p.outputs == outputs && slices.Equal(p.tools, node.Tools) {
+	if p := l.plan.Load(); p != nil && p.outputs == outputs && slices.Equal(p.tools, node.Tools) && l.holds(p) {
 		return p, nil
 	}
 	builtins := l.builtinSpecs[0]
@@ -186,6 +187,17 @@ func (l *Loop) planOf(node Node) (*plan, error) {
 	}
 	l.plan.Store(p)
 	return p, nil
+}
+
+// holds reports whether the catalog holds p's tools under their names (a
+// name freed by a failed Catalog.Add may be taken by another tool).
+func (l *Loop) holds(p *plan) bool {
+	for name, t := range p.visible {
+		if now, _ := l.catalog.Lookup(name); now != t {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaOf returns the JSON of t's input schema, encoded (and its version

@@ -190,7 +190,9 @@ func (st *memRun) add(r Record) {
 	ci.latest = i
 	if r.Outcome == outcome.Success {
 		ci.latestSuccess = i
-		st.tools[r.Tool] = struct{}{}
+		if _, ok := st.tools[r.Tool]; !ok { // most records are of a tool seen before
+			st.tools[r.Tool] = struct{}{}
+		}
 	}
 	st.calls[r.CallID] = ci
 	if r.Fingerprint != "" {

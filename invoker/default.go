@@ -50,25 +50,36 @@ type defaultInvoker struct {
 
 	// succeeded holds the rendered RESULT_TOOL_SUCCEEDED of each tool name
 	// (at most maxSucceeded names), so a success costs no template fill.
-	succeeded     sync.Map // string → string
+	succeeded     sync.Map // string → *succeededMsg
 	succeededSize atomic.Int32
+	// lastSucceeded is the last success message looked up: a run calls
+	// the same tool, or a few, over and over.
+	lastSucceeded atomic.Pointer[succeededMsg]
 }
+
+// succeededMsg is the success message of one tool name.
+type succeededMsg struct{ name, text string }
 
 // maxSucceeded bounds the tool names whose success message is kept.
 const maxSucceeded = 1024
 
 // success returns the success message of tool name.
 func (inv *defaultInvoker) success(name string) string {
-	if m, ok := inv.succeeded.Load(name); ok {
-		return m.(string)
+	if last := inv.lastSucceeded.Load(); last != nil && last.name == name {
+		return last.text
 	}
-	m := inv.cat.Text(prompt.ResultToolSucceeded, "tool", name)
+	if m, ok := inv.succeeded.Load(name); ok {
+		msg := m.(*succeededMsg)
+		inv.lastSucceeded.Store(msg)
+		return msg.text
+	}
+	msg := &succeededMsg{name: name, text: inv.cat.Text(prompt.ResultToolSucceeded, "tool", name)}
 	if inv.succeededSize.Load() < maxSucceeded {
-		if _, loaded := inv.succeeded.LoadOrStore(name, m); !loaded {
+		if _, loaded := inv.succeeded.LoadOrStore(name, msg); !loaded {
 			inv.succeededSize.Add(1)
 		}
 	}
-	return m
+	return msg.text
 }
 
 // New returns the default invoker: the innermost [Handler] of a chain, which

@@ -784,3 +784,25 @@ func TestInvoker_SuccessMessageKept(t *testing.T) {
 		assert.LessOrEqual(t, allocs, 1.0, "a success after the first renders no text (the one allocation boxes the result)")
 	}
 }
+
+// Each success names its own tool however calls of different tools
+// interleave (the invoker keeps the last message looked up), and once each
+// name was seen, a success allocates nothing for its message.
+func TestSuccessMessagesInterleaved(t *testing.T) {
+	inv := invoker.New(nil)
+	ok := func(context.Context, tool.Request) (any, error) { return nil, nil }
+	tools := []*tool.Tool{fnTool("a", ok), fnTool("b", ok), fnTool("c", ok)}
+	for _, i := range []int{0, 1, 0, 0, 2, 1, 2, 0} {
+		got, err := inv(context.Background(), call(tools[i]))
+		require.NoError(t, err)
+		assert.Equal(t, tools[i].Name+" succeeded", got.Message())
+	}
+	ctx := context.Background()
+	calls := []invoker.Call{call(tools[0]), call(tools[1])}
+	allocs := testing.AllocsPerRun(100, func() {
+		for _, c := range calls {
+			_, _ = inv(ctx, c)
+		}
+	})
+	assert.Zero(t, allocs, "alternating tools allocate nothing for their messages")
+}

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -191,26 +192,40 @@ const MaxCached = 1024
 // Cache remembers the compiled form of resolved schemas. Its zero value is
 // ready to use; it is safe for concurrent use.
 type Cache struct {
-	mu sync.RWMutex
-	m  map[*jsonschema.Resolved]*Schema // nil value: not compilable
+	mu   sync.RWMutex
+	m    map[*jsonschema.Resolved]*cached
+	last atomic.Pointer[cached] // the last schema asked for: calls repeat a tool
+}
+
+// cached is the compiled form of one resolved schema (f nil: not
+// compilable).
+type cached struct {
+	rs *jsonschema.Resolved
+	f  *Schema
 }
 
 // Of returns the compiled form of rs's schema, or nil when it is outside
 // the subset.
 func (c *Cache) Of(rs *jsonschema.Resolved) *Schema {
+	if e := c.last.Load(); e != nil && e.rs == rs {
+		return e.f
+	}
 	c.mu.RLock()
-	f, ok := c.m[rs]
+	e, ok := c.m[rs]
 	c.mu.RUnlock()
 	if ok {
-		return f
+		c.last.Store(e)
+		return e.f
 	}
-	f, _ = Compile(rs.Schema())
+	f, _ := Compile(rs.Schema())
+	e = &cached{rs: rs, f: f}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= MaxCached {
-		c.m = make(map[*jsonschema.Resolved]*Schema)
+		c.m = make(map[*jsonschema.Resolved]*cached)
 	}
-	c.m[rs] = f
+	c.m[rs] = e
+	c.last.Store(e)
 	return f
 }
 

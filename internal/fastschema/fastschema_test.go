@@ -169,3 +169,45 @@ func TestCoversInferredSchemas(t *testing.T) {
 		}
 	}
 }
+
+// Cache.Of gives each resolved schema its own compiled form however
+// lookups of different schemas interleave (it keeps the last one asked
+// for), nil for a schema outside the subset, and stays right past
+// MaxCached, where it forgets what it held.
+func TestCacheInterleaved(t *testing.T) {
+	resolve := func(s *jsonschema.Schema) *jsonschema.Resolved {
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	str := resolve(&jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"q": {Type: "string"}}, Required: []string{"q"}})
+	num := resolve(&jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"n": {Type: "integer"}}, Required: []string{"n"}})
+	odd := resolve(&jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"s": {Type: "string", Pattern: "^a"}}})
+	var c Cache
+	for round := range 3 {
+		for _, rs := range []*jsonschema.Resolved{str, num, str, odd, num} {
+			f := c.Of(rs)
+			switch rs {
+			case str:
+				if f == nil || !f.Valid([]byte(`{"q":"x"}`)) || f.Valid([]byte(`{"n":1}`)) {
+					t.Fatalf("round %d: the string schema's compiled form is wrong", round)
+				}
+			case num:
+				if f == nil || !f.Valid([]byte(`{"n":1}`)) || f.Valid([]byte(`{"q":"x"}`)) {
+					t.Fatalf("round %d: the integer schema's compiled form is wrong", round)
+				}
+			case odd:
+				if f != nil {
+					t.Fatalf("round %d: a pattern is outside the subset, got a compiled form", round)
+				}
+			}
+		}
+		if round == 1 {
+			for range MaxCached { // fill the cache past its bound
+				c.Of(resolve(&jsonschema.Schema{Type: "object"}))
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -33,7 +34,16 @@ import (
 type Memory struct {
 	mu   sync.RWMutex
 	runs map[string]*memRun
+	// hint is the number of calls of the last run forgotten: a new run's
+	// call and fingerprint indexes are made that large at its first record,
+	// so that a service whose runs are alike does not grow them step by
+	// step (each step re-hashes every key). At most maxHint.
+	hint atomic.Int64
 }
+
+// maxHint bounds the size hint of a new run's indexes, and so what a short
+// run that follows a long one allocates for nothing.
+const maxHint = 4096
 
 // NewMemory returns an empty in-memory ledger.
 func NewMemory() *Memory {
@@ -103,11 +113,12 @@ type memRun struct {
 	valued   int      // records[:valued] have their values indexed
 	user     []string // as said
 	folded   []string // case-folded, for UserSaid
+	hint     int      // the size to make calls and prints at (Memory.hint)
 }
 
 // newRun returns an empty run. Its maps are made when first written, so
 // a run that holds only the user's words (or a few records) costs little.
-func newRun() *memRun { return &memRun{} }
+func newRun(hint int) *memRun { return &memRun{hint: hint} }
 
 // run returns the state of id, creating it when create is set; nil when it
 // does not exist and create is not set.
@@ -121,7 +132,7 @@ func (m *Memory) run(id string, create bool) *memRun {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r = m.runs[id]; r == nil {
-		r = newRun()
+		r = newRun(int(m.hint.Load()))
 		m.runs[id] = r
 	}
 	return r
@@ -172,9 +183,9 @@ func (m *Memory) Append(_ context.Context, run string, r Record) error {
 // add appends r unless its (call, attempt) is known. Callers hold st.mu.
 func (st *memRun) add(r Record) {
 	if st.calls == nil {
-		st.calls = make(map[string]callIndex)
+		st.calls = make(map[string]callIndex, st.hint)
 		st.tools = make(map[string]struct{})
-		st.prints = make(map[string]printIndex)
+		st.prints = make(map[string]printIndex, st.hint)
 	}
 	ci, known := st.calls[r.CallID]
 	if !known {
@@ -443,6 +454,12 @@ func (m *Memory) Import(_ context.Context, run string, s Snapshot) error {
 // empty.
 func (m *Memory) Forget(run string) {
 	m.mu.Lock()
+	st := m.runs[run]
 	delete(m.runs, run)
 	m.mu.Unlock()
+	if st != nil {
+		st.mu.RLock()
+		m.hint.Store(int64(min(len(st.calls), maxHint)))
+		st.mu.RUnlock()
+	}
 }

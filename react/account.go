@@ -84,7 +84,7 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 				rep.Business = BusinessRepeated
 			} else {
 				if r.evidenced == nil {
-					r.evidenced = make(map[string]struct{})
+					r.evidenced = make(map[string]struct{}, r.plan.evidenced.Load())
 				}
 				r.evidenced[fp] = struct{}{}
 			}

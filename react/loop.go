@@ -568,6 +568,7 @@ func (r *run) roundEvent() RoundEvent {
 // end reports the end of a run that finished, failed or suspended and
 // builds its result.
 func (r *run) end(ctx context.Context) (Result, error) {
+	r.keepSizes()
 	res := r.result()
 	switch r.status {
 	case Finished:

@@ -2,6 +2,9 @@ package react
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -36,4 +39,38 @@ func TestPlanFollowsTheCatalog(t *testing.T) {
 	assert.NotSame(t, p1, p2, "another tool under the name: a new plan")
 	assert.Same(t, second, p2.visible["lookup"])
 	assert.Equal(t, "second", p2.specs[0].Description)
+}
+
+// A run leaves the sizes of its call-id and new-evidence sets in its plan
+// for the next run of the node, bounded by maxHint.
+func TestRunLeavesSizeHints(t *testing.T) {
+	lookup := &tool.Tool{Name: "lookup", InputSchema: &jsonschema.Schema{Type: "object"}, Effect: tool.Read,
+		Func: func(_ context.Context, req tool.Request) (any, error) {
+			return map[string]any{"echo": string(req.Args)}, nil
+		}}
+	var turns []Response
+	for i := range 3 {
+		turns = append(turns, calls(
+			ToolCall{ID: "a" + strconv.Itoa(i), Name: "lookup", Args: json.RawMessage(`{"i":` + strconv.Itoa(i) + `}`)},
+			ToolCall{ID: "b" + strconv.Itoa(i), Name: "lookup", Args: json.RawMessage(`{"j":` + strconv.Itoa(i) + `}`)}))
+	}
+	turns = append(turns, calls(ToolCall{ID: "f", Name: ToolFinish, Args: json.RawMessage(`{}`)}))
+	l, err := New(Config{Model: scripted(turns...), Tools: tool.MustCatalog(lookup), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	node := Node{Name: "n", Tools: []string{"lookup"}}
+	res, err := l.Run(context.Background(), node, "go")
+	require.NoError(t, err)
+	require.Equal(t, Finished, res.Status)
+	p, err := l.planOf(node)
+	require.NoError(t, err)
+	assert.EqualValues(t, 7, p.ids.Load(), "six lookups and the finish")
+	assert.EqualValues(t, 6, p.evidenced.Load(), "six distinct results, each new evidence")
+
+	big := &run{plan: p, ids: make(map[string]struct{})}
+	for i := range maxHint + 1 {
+		big.ids[strconv.Itoa(i)] = struct{}{}
+	}
+	big.keepSizes()
+	assert.EqualValues(t, maxHint, p.ids.Load(), "bounded")
+	assert.Zero(t, p.evidenced.Load(), "a run without new evidence")
 }

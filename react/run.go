@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -55,6 +56,7 @@ type run struct {
 	cur         callResult          // the result of the call being dispatched alone
 
 	// Derived from the node and the catalog (the plan's, read-only).
+	plan      *plan
 	visible   map[string]*tool.Tool // visible catalog tools
 	offered   []string              // every visible tool name, for NEXT_CATALOG
 	specs     []ToolSpec
@@ -104,7 +106,8 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		id:        id,
 		node:      node,
 		msgs:      make([]Message, 1, 4),
-		ids:       make(map[string]struct{}),
+		ids:       make(map[string]struct{}, p.ids.Load()),
+		plan:      p,
 		required:  node.required(),
 		visible:   p.visible,
 		offered:   p.offered,
@@ -143,6 +146,21 @@ type plan struct {
 	specs     []ToolSpec
 	versions  map[string]string // schema version of each visible tool
 	seesWrite bool
+	// ids and evidenced are the sizes the last run of the plan reached
+	// (its call ids, its fingerprints of new evidence), at most maxHint:
+	// the next run makes those sets that large, so that runs alike do not
+	// grow them step by step (each step re-hashes every key).
+	ids, evidenced atomic.Int32
+}
+
+// maxHint bounds a size hint, and so what a short run that follows a long
+// one allocates for nothing.
+const maxHint = 4096
+
+// keepSizes records the sizes r reached for the next run of its plan.
+func (r *run) keepSizes() {
+	r.plan.ids.Store(int32(min(len(r.ids), maxHint)))
+	r.plan.evidenced.Store(int32(min(len(r.evidenced), maxHint)))
 }
 
 // planOf returns the plan of node, the last one built when node has the

@@ -128,14 +128,15 @@ func BenchmarkTurn(b *testing.B) {
 	}
 }
 
-func benchTurn(b *testing.B, n, k int) {
+// turnWays returns the three ways of running the script, in the order
+// bare, loop, guarded.
+func turnWays(b *testing.B, n int, script *[]react.Response) []*turnWay {
 	ctx := context.Background()
-	var script []react.Response
 	node := react.Node{Name: "turns", Tools: []string{"lookup"}, MaxRounds: n + 1}
 	silent := slog.New(slog.DiscardHandler)
 	newWay := func(name string, guarded bool) *turnWay {
 		w := &turnWay{name: name, execs: new(int)}
-		model := &replayer{turns: &script}
+		model := &replayer{turns: script}
 		t := turnTool(w.execs)
 		cfg := react.Config{Model: model, Tools: tool.MustCatalog(t), Logger: silent}
 		if !guarded {
@@ -155,7 +156,7 @@ func benchTurn(b *testing.B, n, k int) {
 	}
 	bare := &turnWay{name: "bare", execs: new(int)}
 	{
-		model := &replayer{turns: &script}
+		model := &replayer{turns: script}
 		t := turnTool(bare.execs)
 		tool.MustCatalog(t)
 		bare.run = func() error {
@@ -164,7 +165,13 @@ func benchTurn(b *testing.B, n, k int) {
 			return err
 		}
 	}
-	ways := []*turnWay{bare, newWay("loop", false), newWay("guarded", true)}
+	return []*turnWay{bare, newWay("loop", false), newWay("guarded", true)}
+}
+
+func benchTurn(b *testing.B, n, k int) {
+	var script []react.Response
+	ways := turnWays(b, n, &script)
+	bare := ways[0]
 	run := func(w *turnWay) {
 		*w.execs = 0
 		if err := w.run(); err != nil {
@@ -223,4 +230,43 @@ func benchTurn(b *testing.B, n, k int) {
 	}
 	b.ReportMetric(bareNs, "ns/turn(bare)")
 	b.ReportMetric(bareAllocs, "allocs/turn(bare)")
+}
+
+// BenchmarkTurnAlone runs one way at a time, alone in the process, for
+// profiling what a way spends its time on (BenchmarkTurn measures the
+// overheads). The scripts are made before timing; 64 of them are used in
+// turn, each with arguments never seen in its run.
+func BenchmarkTurnAlone(b *testing.B) {
+	for _, way := range []string{"bare", "loop", "guarded"} {
+		for _, k := range []int{1, 4} {
+			for _, n := range []int{10, 100, 1000} {
+				b.Run(fmt.Sprintf("%s/calls=%d/N=%d", way, k, n), func(b *testing.B) {
+					scripts := make([][]react.Response, 64)
+					for i := range scripts {
+						scripts[i] = turnScript(n, k, i)
+					}
+					var script []react.Response
+					var w *turnWay
+					for _, x := range turnWays(b, n, &script) {
+						if x.name == way {
+							w = x
+						}
+					}
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := range b.N {
+						script = scripts[i%len(scripts)]
+						*w.execs = 0
+						if err := w.run(); err != nil {
+							b.Fatal(err)
+						}
+						if *w.execs != n*k {
+							b.Fatalf("%s executed the tool %d times; want %d", w.name, *w.execs, n*k)
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/turn")
+				})
+			}
+		}
+	}
 }

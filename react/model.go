@@ -54,7 +54,8 @@ type ToolSpec struct {
 }
 
 // Request is one model turn's input. The model must treat Messages and
-// Tools as read-only: the loop reuses their backing arrays between rounds.
+// Tools as read-only: the loop reuses their backing arrays between rounds,
+// and Tools between the runs of nodes with the same tools.
 type Request struct {
 	Messages []Message
 	Tools    []ToolSpec

@@ -187,7 +187,7 @@ func TestCacheInterleaved(t *testing.T) {
 	odd := resolve(&jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"s": {Type: "string", Pattern: "^a"}}})
 	var c Cache
 	for round := range 3 {
-		for _, rs := range []*jsonschema.Resolved{str, num, str, odd, num} {
+		for _, rs := range []*jsonschema.Resolved{str, str, num, str, odd, odd, num} {
 			f := c.Of(rs)
 			switch rs {
 			case str:

@@ -652,6 +652,9 @@ func (r *run) result() Result {
 		Calls:      r.calls[:len(r.calls):len(r.calls)],
 		Goal:       r.goal(),
 	}
+	if len(r.calls) == 0 {
+		res.Calls = nil // as before any call, whatever room the run started with
+	}
 	for k, v := range r.outputs {
 		res.Outputs[k] = v
 	}

@@ -65,12 +65,20 @@ func TestRunLeavesSizeHints(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 7, p.ids.Load(), "six lookups and the finish")
 	assert.EqualValues(t, 6, p.evidenced.Load(), "six distinct results, each new evidence")
+	assert.EqualValues(t, 7, p.calls.Load(), "seven call reports")
+	assert.EqualValues(t, len(res.Transcript)+1, p.msgs.Load(), "the transcript and the system slot")
+	next, err := l.newRun("next", node)
+	require.NoError(t, err)
+	assert.Equal(t, 7, cap(next.calls), "the next run starts with room for as many reports")
+	assert.Equal(t, len(res.Transcript)+1, cap(next.msgs), "and as many messages")
 
-	big := &run{plan: p, ids: make(map[string]struct{})}
+	big := &run{plan: p, ids: make(map[string]struct{}), msgs: make([]Message, maxSliceHint+1), calls: make([]CallReport, maxSliceHint+1)}
 	for i := range maxHint + 1 {
 		big.ids[strconv.Itoa(i)] = struct{}{}
 	}
 	big.keepSizes()
 	assert.EqualValues(t, maxHint, p.ids.Load(), "bounded")
+	assert.EqualValues(t, maxSliceHint, p.msgs.Load(), "bounded")
+	assert.EqualValues(t, maxSliceHint, p.calls.Load(), "bounded")
 	assert.Zero(t, p.evidenced.Load(), "a run without new evidence")
 }

@@ -105,7 +105,8 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		observer:  l.observer,
 		id:        id,
 		node:      node,
-		msgs:      make([]Message, 1, 4),
+		msgs:      make([]Message, 1, max(4, p.msgs.Load())),
+		calls:     make([]CallReport, 0, p.calls.Load()),
 		ids:       make(map[string]struct{}, p.ids.Load()),
 		plan:      p,
 		required:  node.required(),
@@ -149,18 +150,26 @@ type plan struct {
 	// ids and evidenced are the sizes the last run of the plan reached
 	// (its call ids, its fingerprints of new evidence), at most maxHint:
 	// the next run makes those sets that large, so that runs alike do not
-	// grow them step by step (each step re-hashes every key).
-	ids, evidenced atomic.Int32
+	// grow them step by step (each step re-hashes every key). msgs and
+	// calls are the lengths of its transcript and call reports, at most
+	// maxSliceHint: the next run starts them with that much room.
+	ids, evidenced, msgs, calls atomic.Int32
 }
 
-// maxHint bounds a size hint, and so what a short run that follows a long
-// one allocates for nothing.
-const maxHint = 4096
+// maxHint and maxSliceHint bound the size hints, and so what a short run
+// that follows a long one allocates for nothing (at most about 60 KB for
+// the two slices); past them, sets and slices grow by doubling.
+const (
+	maxHint      = 4096
+	maxSliceHint = 256
+)
 
 // keepSizes records the sizes r reached for the next run of its plan.
 func (r *run) keepSizes() {
 	r.plan.ids.Store(int32(min(len(r.ids), maxHint)))
 	r.plan.evidenced.Store(int32(min(len(r.evidenced), maxHint)))
+	r.plan.msgs.Store(int32(min(len(r.msgs), maxSliceHint)))
+	r.plan.calls.Store(int32(min(len(r.calls), maxSliceHint)))
 }
 
 // planOf returns the plan of node, the last one built when node has the

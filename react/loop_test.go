@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/outcome"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -614,5 +616,53 @@ func TestNodesInTurnSeeTheirOwnTools(t *testing.T) {
 		if len(node.Outputs) > 0 {
 			assert.Contains(t, req.Messages[0].Content, "k", "request %d: the phase hint names the output", i)
 		}
+	}
+}
+
+// Runs of different nodes on one loop at the same time (a service with
+// several agents) each see exactly their own tools: the plan a loop keeps
+// for the last node is swapped and read concurrently (run under -race).
+func TestNodesConcurrentlySeeTheirOwnTools(t *testing.T) {
+	list, broken, create := sitesTools()
+	cat, err := tool.NewCatalog(list.Tool, broken.Tool, create.Tool)
+	require.NoError(t, err)
+	nodes := []react.Node{
+		{Name: "read", Tools: []string{"list_sites"}},
+		{Name: "stats", Tools: []string{"get_stats"}},
+		{Name: "both", Tools: []string{"list_sites", "get_stats"}, Outputs: []react.Output{{Key: "k"}}},
+	}
+	model := react.ModelFunc(func(_ context.Context, req react.Request) (react.Response, error) {
+		if len(req.Messages) > 2 { // the call was answered: finish
+			return turn(finish("f")), nil
+		}
+		return turn(call("a", "list_sites", `{}`)), nil
+	})
+	l, err := react.New(react.Config{Model: model, Tools: cat, Guards: memoryStores(), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*30)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 30 {
+				n := nodes[(g+i)%len(nodes)]
+				res, err := l.Run(context.Background(), n, "go")
+				if err != nil {
+					errs <- err
+					return
+				}
+				seesList := slices.Contains(n.Tools, "list_sites")
+				if got := res.Calls[0].Outcome == outcome.Success; got != seesList {
+					errs <- fmt.Errorf("node %s: list_sites answered %v/%v; the node sees it: %v", n.Name, res.Calls[0].Outcome, res.Calls[0].Code, seesList)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

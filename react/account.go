@@ -110,9 +110,9 @@ func (r *run) rejectedStatus(code errcode.Code, i int) CallStatus {
 }
 
 // emptyResult reports whether a successful result of the catalog tool t
-// (nil for any other call) is empty: the tool's Contract.IsEmpty when it has one (a panic
-// counts as not empty), else guard.DefaultIsEmpty, which judges raw JSON
-// without decoding it.
+// (nil for any other call) is empty: the tool's Contract.IsEmpty when it
+// has one (a panic counts as not empty), else guard.DefaultIsEmpty, which
+// judges raw JSON without decoding it.
 func (r *run) emptyResult(t *tool.Tool, data any) (empty bool) {
 	if t != nil && t.Contract != nil && t.Contract.IsEmpty != nil {
 		defer func() {

@@ -155,7 +155,7 @@ type Loop struct {
 	cache     *evidence.Cache           // nil unless the default chain reads a ledger kept outside the process
 	schemas   sync.Map                  // *tool.Tool → schemaEntry
 	plan      atomic.Pointer[plan]      // the plan of the last node run
-	sys       atomic.Pointer[sysPrompt] // the system prompt of the last node run without outputs
+	sys       atomic.Pointer[sysPrompt] // the system prompt of the last node run without required outputs
 	// builtinSpecs are the built-in tools' specs, without and with
 	// builtin_output_set, rendered once in the loop's language.
 	builtinSpecs [2][]ToolSpec

@@ -605,6 +605,7 @@ func TestNodesInTurnSeeTheirOwnTools(t *testing.T) {
 	}
 	reqs := m.requests()
 	require.Len(t, reqs, len(want))
+	prompts := map[string][]string{}
 	for i, req := range reqs {
 		var got []string
 		for _, s := range req.Tools {
@@ -613,10 +614,15 @@ func TestNodesInTurnSeeTheirOwnTools(t *testing.T) {
 		assert.ElementsMatch(t, want[i], got, "request %d", i)
 		node := nodes[(i/2)%len(nodes)]
 		assert.True(t, strings.HasPrefix(req.Messages[0].Content, node.Instructions), "request %d: system prompt of node %s", i, node.Name)
-		if len(node.Outputs) > 0 {
-			assert.Contains(t, req.Messages[0].Content, "k", "request %d: the phase hint names the output", i)
+		prompts[node.Name] = append(prompts[node.Name], req.Messages[0].Content)
+	}
+	for name, ps := range prompts {
+		for _, p := range ps {
+			assert.Equal(t, ps[0], p, "node %s: the same system prompt in every round of every run", name)
 		}
 	}
+	assert.Equal(t, prompts["read"][0], prompts["read-out"][0], "the same instructions and no required output: the same prompt")
+	assert.NotEqual(t, prompts["read"][0], prompts["write"][0], "other instructions: another prompt")
 }
 
 // Runs of different nodes on one loop at the same time (a service with

@@ -5,53 +5,22 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/reactguard/reactguard/internal/sqlmigrate"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one embedded schema step: migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order. Versions
-// start at 1 and have no gaps (a test checks it).
-var migrations = func() []migration {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		panic(err) // embedded at build time
-	}
-	var out []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			panic("postgres: migration without a version: " + e.Name())
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out
-}()
+// migrations are the embedded schema steps, in version order.
+var migrations = sqlmigrate.Load(migrationFiles, "migrations")
 
 // SchemaVersion is the schema version this code writes and reads: the
 // version of its newest migration.
-var SchemaVersion = migrations[len(migrations)-1].version
+var SchemaVersion = migrations[len(migrations)-1].Version
 
 // ErrSchemaNewer is wrapped by the errors of [Open], [New] and
 // [Store.Migrate] when the database's schema was migrated by newer code
@@ -105,18 +74,18 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return newer(have)
 	}
 	for _, m := range migrations {
-		if m.version <= have {
+		if m.Version <= have {
 			continue
 		}
 		err := pgx.BeginFunc(ctx, conn.Conn(), func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `INSERT INTO reactguard_schema (version, name) VALUES ($1, $2)`, m.version, m.name)
+			_, err := tx.Exec(ctx, `INSERT INTO reactguard_schema (version, name) VALUES ($1, $2)`, m.Version, m.Name)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("postgres: migrate to version %d (%s): %w", m.version, m.name, err)
+			return fmt.Errorf("postgres: migrate to version %d (%s): %w", m.Version, m.Name, err)
 		}
 	}
 	return nil

@@ -6,50 +6,20 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/reactguard/reactguard/internal/sqlmigrate"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one embedded schema step: migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order. Versions
-// start at 1 and have no gaps (a test checks it).
-var migrations = func() []migration {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
-	if err != nil {
-		panic(err) // embedded at build time
-	}
-	var out []migration
-	for _, e := range entries {
-		num, _, ok := strings.Cut(e.Name(), "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			panic("sqlite: migration without a version: " + e.Name())
-		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
-		if err != nil {
-			panic(err)
-		}
-		out = append(out, migration{version: v, name: e.Name(), sql: string(b)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
-	return out
-}()
+// migrations are the embedded schema steps, in version order.
+var migrations = sqlmigrate.Load(migrationFiles, "migrations")
 
 // SchemaVersion is the schema version this code writes and reads: the
 // version of its newest migration.
-var SchemaVersion = migrations[len(migrations)-1].version
+var SchemaVersion = migrations[len(migrations)-1].Version
 
 // ErrSchemaNewer is wrapped by the errors of [Open] and [Store.Migrate]
 // when the database's schema was migrated by newer code than this: this
@@ -86,13 +56,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if have > SchemaVersion {
 				return newer(have)
 			}
-			if m.version <= have {
+			if m.Version <= have {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("sqlite: migrate to version %d (%s): %w", m.version, m.name, err)
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+				return fmt.Errorf("sqlite: migrate to version %d (%s): %w", m.Version, m.Name, err)
 			}
-			_, err = tx.ExecContext(ctx, `INSERT INTO reactguard_schema (version, name, applied_at) VALUES (?, ?, ?)`, m.version, m.name, s.ts())
+			_, err = tx.ExecContext(ctx, `INSERT INTO reactguard_schema (version, name, applied_at) VALUES (?, ?, ?)`, m.Version, m.Name, s.ts())
 			return err
 		})
 		if err != nil {

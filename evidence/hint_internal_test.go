@@ -47,3 +47,36 @@ func TestForgetLeavesASizeHint(t *testing.T) {
 		m.Forget(next)
 	}
 }
+
+// A run's records grow as append grows them up to 256, then to the hint
+// at once.
+func TestRecordsGrowToTheHint(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemory()
+	m.hint.Store(3000)
+	var caps []int
+	for i := range 600 {
+		id := "c" + strconv.Itoa(i)
+		if err := m.Append(ctx, "r", Record{CallID: id, Tool: "t", Fingerprint: "fp" + id, Outcome: outcome.Success, Attempt: 1}); err != nil {
+			t.Fatal(err)
+		}
+		st := m.run("r", false)
+		if c := cap(st.records); len(caps) == 0 || caps[len(caps)-1] != c {
+			if i < 256 && c > 2*(i+1) {
+				t.Fatalf("after %d records, room for %d: a short run pays for the hint", i+1, c)
+			}
+			caps = append(caps, c)
+		}
+	}
+	if last := caps[len(caps)-1]; last < 3000 {
+		t.Errorf("after 600 records, room for %d; want the hint's 3000", last)
+	}
+	if len(caps) < 2 || caps[len(caps)-2] < 256 || caps[len(caps)-2] > 512 {
+		t.Errorf("capacities %v: want one step from 256–512 to the hint", caps)
+	}
+	for _, id := range []string{"c0", "c255", "c599"} {
+		if r, ok, err := m.Lookup(ctx, "r", id); err != nil || !ok || r.CallID != id {
+			t.Errorf("Lookup(%s) = %+v, %v, %v", id, r, ok, err)
+		}
+	}
+}

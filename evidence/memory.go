@@ -37,7 +37,8 @@ type Memory struct {
 	// hint is the number of calls of the last run forgotten: a new run's
 	// call and fingerprint indexes are made that large at its first record,
 	// so that a service whose runs are alike does not grow them step by
-	// step (each step re-hashes every key). At most maxHint.
+	// step (each step re-hashes every key), and its records grow to that
+	// many at once once they hold 256 (grow.AppendHint). At most maxHint.
 	hint atomic.Int64
 }
 
@@ -196,7 +197,7 @@ func (st *memRun) add(r Record) {
 	}
 	ci.note(r.Attempt)
 	i := len(st.records)
-	st.records = grow.Append(st.records, r)
+	st.records = grow.AppendHint(st.records, r, st.hint)
 
 	ci.latest = i
 	if r.Outcome == outcome.Success {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
-	"github.com/reactguard/reactguard/internal/grow"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/runstore"
@@ -294,7 +293,7 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, 
 	defer r.endRun(ctx, &err)
 	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
 	userInput = validText(userInput)
-	r.msgs = grow.Append(r.msgs, Message{Role: RoleUser, Content: userInput})
+	r.appendMsg(Message{Role: RoleUser, Content: userInput})
 	r.userTexts = append(r.userTexts, userInput)
 	if err := l.ledger.AddUserText(ctx, r.id, userInput); err != nil {
 		return r.interrupt(ctx, fmt.Errorf("react: evidence: %w", err))
@@ -534,7 +533,7 @@ func (r *run) written(key string) bool {
 // and a user message saying so.
 func (r *run) noToolCalls(ctx context.Context) {
 	r.observer.OnNoToolCalls(ctx, r.roundEvent())
-	r.msgs = grow.Append(r.msgs, Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
+	r.appendMsg(Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
 	r.stall(ctx, "no_tool_calls", "")
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/internal/grow"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -71,6 +72,30 @@ func TestRunLeavesSizeHints(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 7, cap(next.calls), "the next run starts with room for as many reports")
 	assert.Equal(t, len(res.Transcript)+1, cap(next.msgs), "and as many messages")
+
+	// After a run longer than startSliceHint, the next run starts with
+	// startSliceHint of room and grows to the hint at once when it passes
+	// it: a short run never pays for the long one's room.
+	p.msgs.Store(1000)
+	p.calls.Store(900)
+	long, err := l.newRun("long", node)
+	require.NoError(t, err)
+	assert.Equal(t, startSliceHint, cap(long.msgs), "messages start with startSliceHint of room")
+	assert.Equal(t, startSliceHint, cap(long.calls), "reports too")
+	for len(long.msgs) < startSliceHint {
+		long.appendMsg(Message{Role: RoleUser})
+	}
+	for len(long.calls) < startSliceHint {
+		long.calls = grow.AppendHint(long.calls, CallReport{}, long.callsHint)
+	}
+	assert.Equal(t, startSliceHint, cap(long.msgs), "no growth before the slice is full")
+	long.appendMsg(Message{Role: RoleUser, Content: "257th"})
+	long.calls = grow.AppendHint(long.calls, CallReport{CallID: "257th"}, long.callsHint)
+	assert.GreaterOrEqual(t, cap(long.msgs), 1000, "then room for the previous run's length at once")
+	assert.Less(t, cap(long.msgs), 1100, "and not much more")
+	assert.GreaterOrEqual(t, cap(long.calls), 900, "the reports as well")
+	assert.Equal(t, "257th", long.msgs[startSliceHint].Content)
+	assert.Equal(t, "257th", long.calls[startSliceHint].CallID)
 
 	big := &run{plan: p, ids: make(map[string]struct{}), msgs: make([]Message, maxSliceHint+1), calls: make([]CallReport, maxSliceHint+1)}
 	for i := range maxHint + 1 {

@@ -54,6 +54,8 @@ type run struct {
 	calls       []CallReport        // every processed call, in order (layers.go)
 	evidenced   map[string]struct{} // fingerprints whose result was new evidence
 	cur         callResult          // the result of the call being dispatched alone
+	msgsHint    int                 // the plan's msgs and calls hints, for grow.AppendHint
+	callsHint   int
 
 	// Derived from the node and the catalog (the plan's, read-only).
 	plan      *plan
@@ -105,8 +107,10 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		observer:  l.observer,
 		id:        id,
 		node:      node,
-		msgs:      make([]Message, 1, max(4, p.msgs.Load())),
-		calls:     make([]CallReport, 0, p.calls.Load()),
+		msgs:      make([]Message, 1, max(4, min(p.msgs.Load(), startSliceHint))),
+		calls:     make([]CallReport, 0, min(p.calls.Load(), startSliceHint)),
+		msgsHint:  int(p.msgs.Load()),
+		callsHint: int(p.calls.Load()),
 		ids:       make(map[string]struct{}, p.ids.Load()),
 		plan:      p,
 		required:  node.required(),
@@ -152,16 +156,23 @@ type plan struct {
 	// the next run makes those sets that large, so that runs alike do not
 	// grow them step by step (each step re-hashes every key). msgs and
 	// calls are the lengths of its transcript and call reports, at most
-	// maxSliceHint: the next run starts them with that much room.
+	// maxSliceHint: the next run starts them with that much room up to
+	// startSliceHint, and grows them to that length at once when they
+	// pass it (grow.AppendHint).
 	ids, evidenced, msgs, calls atomic.Int32
 }
 
-// maxHint and maxSliceHint bound the size hints, and so what a short run
-// that follows a long one allocates for nothing (at most about 60 KB for
-// the two slices); past them, sets and slices grow by doubling.
+// maxHint and maxSliceHint bound the size hints, and so what a run that
+// follows a longer one allocates for nothing; past them, sets and slices
+// grow by doubling. A run starts its slices with room for at most
+// startSliceHint elements, so a short run that follows a long one wastes
+// at most about 60 KB for the two; only a run that passes 256 messages
+// (or call reports) is given the previous run's length, at most 8,192
+// elements (768 KB of messages, 960 KB of reports).
 const (
-	maxHint      = 4096
-	maxSliceHint = 256
+	maxHint        = 4096
+	maxSliceHint   = 8192
+	startSliceHint = 256
 )
 
 // keepSizes records the sizes r reached for the next run of its plan.
@@ -288,7 +299,7 @@ func (r *run) appendAssistant(resp Response) {
 		}
 		m.ToolCalls[i] = c
 	}
-	r.msgs = grow.Append(r.msgs, m)
+	r.appendMsg(m)
 	if len(m.ToolCalls) > 0 {
 		r.w = wave{msg: len(r.msgs) - 1, invalid: invalid}
 		r.wave = &r.w
@@ -607,14 +618,14 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 // writeObservation writes the tool message of call c, the i-th of its
 // turn, keeps its report in the run's call reports and reports it.
 func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs observation.Observation, out *callResult, rep CallReport) {
-	r.msgs = grow.Append(r.msgs, Message{
+	r.appendMsg(Message{
 		Role:       RoleTool,
 		Content:    r.render(c.ID, obs),
 		ToolCallID: c.ID,
 		ToolName:   c.Name,
 		IsError:    obs.Outcome() != outcome.Success,
 	})
-	r.calls = grow.Append(r.calls, rep)
+	r.calls = grow.AppendHint(r.calls, rep, r.callsHint)
 	if out == nil || out.heard {
 		dur := time.Duration(0)
 		if out != nil {
@@ -623,6 +634,9 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 		r.observer.OnToolInvoked(ctx, r.toolEvent(c, i, obs, dur, rep))
 	}
 }
+
+// appendMsg appends m to the transcript.
+func (r *run) appendMsg(m Message) { r.msgs = grow.AppendHint(r.msgs, m, r.msgsHint) }
 
 // toolEvent is the event of call i's observation and account.
 func (r *run) toolEvent(c ToolCall, i int, obs observation.Observation, dur time.Duration, rep CallReport) ToolEvent {
@@ -647,7 +661,7 @@ func (r *run) skipRest(ctx context.Context, exitedBy string) {
 		if exitedBy != "" {
 			reason = r.cat.Text(prompt.ReasonSkippedExited, "tool", c.Name, "by", exitedBy)
 		}
-		r.msgs = grow.Append(r.msgs, Message{
+		r.appendMsg(Message{
 			Role:       RoleTool,
 			Content:    r.cat.Message(reason, r.cat.Text(prompt.NextSkipped, "tool", c.Name)),
 			ToolCallID: c.ID,

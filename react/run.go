@@ -18,6 +18,7 @@ import (
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/internal/grow"
+	"github.com/reactguard/reactguard/internal/printkey"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
@@ -51,10 +52,10 @@ type run struct {
 	ids         map[string]struct{} // every call id of the run
 	sys         string              // the system prompt, built for sysFor-1 outputs
 	sysFor      int
-	calls       []CallReport        // every processed call, in order (layers.go)
-	evidenced   map[string]struct{} // fingerprints whose result was new evidence
-	cur         callResult          // the result of the call being dispatched alone
-	msgsHint    int                 // the plan's msgs and calls hints, for grow.AppendHint
+	calls       []CallReport // every processed call, in order (layers.go)
+	evidenced   printkey.Set // fingerprints whose result was new evidence
+	cur         callResult   // the result of the call being dispatched alone
+	msgsHint    int          // the plan's msgs and calls hints, for grow.AppendHint
 	callsHint   int
 
 	// Derived from the node and the catalog (the plan's, read-only).
@@ -112,6 +113,7 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		msgsHint:  int(p.msgs.Load()),
 		callsHint: int(p.calls.Load()),
 		ids:       make(map[string]struct{}, p.ids.Load()),
+		evidenced: printkey.NewSet(int(p.evidenced.Load())),
 		plan:      p,
 		required:  node.required(),
 		visible:   p.visible,
@@ -178,7 +180,7 @@ const (
 // keepSizes records the sizes r reached for the next run of its plan.
 func (r *run) keepSizes() {
 	r.plan.ids.Store(int32(min(len(r.ids), maxHint)))
-	r.plan.evidenced.Store(int32(min(len(r.evidenced), maxHint)))
+	r.plan.evidenced.Store(int32(min(r.evidenced.Len(), maxHint)))
 	r.plan.msgs.Store(int32(min(len(r.msgs), maxSliceHint)))
 	r.plan.calls.Store(int32(min(len(r.calls), maxSliceHint)))
 }
@@ -263,15 +265,21 @@ func (l *Loop) schemaOf(t *tool.Tool) (json.RawMessage, error) {
 func (r *run) appendAssistant(resp Response) {
 	m := Message{Role: RoleAssistant, Content: validText(resp.Text)}
 	var invalid map[int]problem
+	var args []byte // the calls' arguments, copied into one buffer
 	if len(resp.ToolCalls) > 0 {
 		m.ToolCalls = make([]ToolCall, len(resp.ToolCalls))
+		n := 0
+		for _, c := range resp.ToolCalls {
+			n += len(c.Args)
+		}
+		args = make([]byte, 0, n)
 	}
 	for i, c := range resp.ToolCalls {
 		// Text is made valid UTF-8 before the repeated-id check, so two ids
 		// that differ only in invalid bytes count as one repeated id here,
 		// not after a resume.
 		c.ID, c.Name = validText(c.ID), validText(c.Name)
-		c.Args = validJSONText(c.Args)
+		c.Args, args = validJSONText(c.Args, args)
 		var p problem
 		seen := false
 		if c.ID != "" {
@@ -812,10 +820,23 @@ func validText(s string) string {
 }
 
 // validJSONText returns a copy of b made valid UTF-8 like [validText]
-// (JSON decoders read invalid sequences as U+FFFD anyway).
-func validJSONText(b json.RawMessage) json.RawMessage {
-	if utf8.Valid(b) {
-		return append(json.RawMessage(nil), b...)
+// (JSON decoders read invalid sequences as U+FFFD anyway), and buf. A
+// valid b is copied to the end of buf when buf has room for it (buf is
+// then returned with b appended), so that the arguments of a turn's calls
+// share one allocation; the copy's capacity is its length, so appending to
+// it never writes into the next one's. Otherwise the copy is allocated
+// apart. An empty b gives nil, as a copy by append does.
+func validJSONText(b json.RawMessage, buf []byte) (json.RawMessage, []byte) {
+	switch {
+	case len(b) == 0:
+		return nil, buf
+	case !utf8.Valid(b):
+		return json.RawMessage(strings.ToValidUTF8(string(b), "\uFFFD")), buf
+	case cap(buf)-len(buf) >= len(b):
+		i := len(buf)
+		buf = append(buf, b...)
+		return json.RawMessage(buf[i:len(buf):len(buf)]), buf
+	default:
+		return append(json.RawMessage(nil), b...), buf
 	}
-	return json.RawMessage(strings.ToValidUTF8(string(b), "\uFFFD"))
 }

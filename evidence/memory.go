@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reactguard/reactguard/internal/grow"
+	"github.com/reactguard/reactguard/internal/printkey"
 	"github.com/reactguard/reactguard/outcome"
 )
 
@@ -91,17 +92,22 @@ func (ci *callIndex) note(a int) {
 	ci.moreAttempts[a] = struct{}{}
 }
 
-// printIndex is what the run knows of one fingerprint, stored by value.
-// Most fingerprints are executed by one call id: the set of further ones
-// is allocated only when a second one comes.
+// printIndex is what the run knows of one fingerprint, stored by value and
+// without pointers (so that, keyed by printkey.Key, the map of a run's
+// fingerprints is not scanned by the garbage collector). Most fingerprints are executed by one call id; the
+// further distinct ones are counted in more and kept in the run's
+// morePrints set, made when the first comes.
 type printIndex struct {
-	first string              // the first call id with the fingerprint
-	more  map[string]struct{} // further distinct call ids; nil until one comes
-	last  int                 // index into records of the latest record
+	first int32 // index into records of the first record (its call id is the first)
+	last  int32 // index into records of the latest record
+	more  int32 // further distinct call ids
 }
 
 // calls returns how many distinct call ids executed the fingerprint.
-func (pi *printIndex) calls() int { return 1 + len(pi.more) }
+func (pi *printIndex) calls() int { return 1 + int(pi.more) }
+
+// printCall is a further call id of a fingerprint (printIndex.more).
+type printCall struct{ fingerprint, callID string }
 
 type memRun struct {
 	mu       sync.RWMutex
@@ -110,11 +116,13 @@ type memRun struct {
 	tools    map[string]struct{}
 	values   map[valueKey]struct{}
 	anyValue map[string]struct{}
-	prints   map[string]printIndex
-	valued   int      // records[:valued] have their values indexed
-	user     []string // as said
-	folded   []string // case-folded, for UserSaid
-	hint     int      // the size to make calls and prints at (Memory.hint)
+	prints   map[printkey.Key]printIndex // fingerprints of fingerprint.Of's form (package printkey)
+	others   map[string]printIndex       // other fingerprints; nil until one comes
+	more     map[printCall]struct{}      // see printIndex; nil until one comes
+	valued   int                         // records[:valued] have their values indexed
+	user     []string                    // as said
+	folded   []string                    // case-folded, for UserSaid
+	hint     int                         // the size to make calls and prints at (Memory.hint)
 }
 
 // newRun returns an empty run. Its maps are made when first written, so
@@ -186,7 +194,7 @@ func (st *memRun) add(r Record) {
 	if st.calls == nil {
 		st.calls = make(map[string]callIndex, st.hint)
 		st.tools = make(map[string]struct{})
-		st.prints = make(map[string]printIndex, st.hint)
+		st.prints = make(map[printkey.Key]printIndex, st.hint)
 	}
 	ci, known := st.calls[r.CallID]
 	if !known {
@@ -208,19 +216,52 @@ func (st *memRun) add(r Record) {
 	}
 	st.calls[r.CallID] = ci
 	if r.Fingerprint != "" {
-		pi, known := st.prints[r.Fingerprint]
-		switch {
-		case !known:
-			pi.first = r.CallID
-		case pi.first != r.CallID:
-			if pi.more == nil {
-				pi.more = make(map[string]struct{})
-			}
-			pi.more[r.CallID] = struct{}{}
-		}
-		pi.last = i
-		st.prints[r.Fingerprint] = pi
+		st.addPrint(r, int32(i))
 	}
+}
+
+// addPrint indexes record i, r, under its fingerprint. Callers hold st.mu.
+func (st *memRun) addPrint(r Record, i int32) {
+	k, canonical := printkey.Parse(r.Fingerprint)
+	var pi printIndex
+	var known bool
+	if canonical {
+		pi, known = st.prints[k]
+	} else {
+		pi, known = st.others[r.Fingerprint]
+	}
+	switch {
+	case !known:
+		pi.first = i
+	case st.records[pi.first].CallID != r.CallID:
+		pc := printCall{r.Fingerprint, r.CallID}
+		if _, seen := st.more[pc]; !seen {
+			if st.more == nil {
+				st.more = make(map[printCall]struct{})
+			}
+			st.more[pc] = struct{}{}
+			pi.more++
+		}
+	}
+	pi.last = i
+	if canonical {
+		st.prints[k] = pi
+		return
+	}
+	if st.others == nil {
+		st.others = make(map[string]printIndex)
+	}
+	st.others[r.Fingerprint] = pi
+}
+
+// print returns the index of fingerprint fp. Callers hold st.mu.
+func (st *memRun) print(fp string) (printIndex, bool) {
+	if k, ok := printkey.Parse(fp); ok {
+		pi, ok := st.prints[k]
+		return pi, ok
+	}
+	pi, ok := st.others[fp]
+	return pi, ok
 }
 
 // Records implements [Ledger.Records]. The returned slice is a copy; the
@@ -298,7 +339,7 @@ func (m *Memory) Executions(_ context.Context, run, fingerprint string) (int, Re
 	}
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	pi, ok := st.prints[fingerprint]
+	pi, ok := st.print(fingerprint)
 	if !ok {
 		return 0, Record{}, nil
 	}

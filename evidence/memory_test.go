@@ -457,3 +457,65 @@ func TestMemory_LazyValuesSeeEveryAppend(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMemoryExecutions holds Executions to a plain model of it — the
+// number of distinct call ids recorded under a fingerprint and the latest
+// record — over sequences of records whose fingerprints are of
+// fingerprint.Of's form (indexed by their bytes), the same in upper case
+// or cut short (indexed by their string), or anything else. Each pair of
+// input bytes is one record: the first picks the call id and attempt, the
+// second the fingerprint.
+func FuzzMemoryExecutions(f *testing.F) {
+	f.Add([]byte{0, 0, 1, 0, 0, 0, 2, 1})
+	f.Add([]byte{0, 1, 0, 2, 0, 3, 0, 4, 0, 5})
+	f.Add([]byte{7, 0, 7, 1, 8, 0, 9, 2, 9, 3})
+	hexA := "0123456789abcdef0123456789abcdef"
+	prints := []string{
+		hexA,
+		strings.ToUpper(hexA), // the same letters in upper case: another fingerprint
+		"fedcba98765432100123456789abcdef",
+		hexA[:31],       // short
+		hexA[:31] + "g", // not hex
+		"fp",            // a host's own
+		"",              // not counted
+		"ffffffffffffffffffffffffffffffff",
+	}
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		ctx := context.Background()
+		m := evidence.NewMemory()
+		type key struct {
+			id      string
+			attempt int
+		}
+		seen := map[key]bool{}
+		ids := map[string]map[string]bool{}
+		last := map[string]evidence.Record{}
+		for i := 0; i+1 < len(ops); i += 2 {
+			r := evidence.Record{
+				CallID: "c" + strconv.Itoa(int(ops[i]%5)), Tool: "t", Outcome: outcome.Success,
+				Attempt: 1 + int(ops[i]/5%3), Round: i, Fingerprint: prints[int(ops[i+1])%len(prints)],
+			}
+			require.NoError(t, m.Append(ctx, "r", r))
+			if k := (key{r.CallID, r.Attempt}); !seen[k] {
+				seen[k] = true
+				if r.Fingerprint != "" {
+					if ids[r.Fingerprint] == nil {
+						ids[r.Fingerprint] = map[string]bool{}
+					}
+					ids[r.Fingerprint][r.CallID] = true
+					last[r.Fingerprint] = r
+				}
+			}
+		}
+		for _, fp := range prints {
+			n, got, err := m.Executions(ctx, "r", fp)
+			require.NoError(t, err)
+			if n != len(ids[fp]) {
+				t.Fatalf("Executions(%q) = %d after %v; want %d", fp, n, ops, len(ids[fp]))
+			}
+			if n > 0 && (got.CallID != last[fp].CallID || got.Round != last[fp].Round) {
+				t.Fatalf("Executions(%q) latest = %+v; want %+v", fp, got, last[fp])
+			}
+		}
+	})
+}

@@ -79,15 +79,8 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 		// judged in call order, by report
 	default:
 		rep.Business = BusinessEvidence
-		if fp := ex.Fingerprint; fp != "" {
-			if _, seen := r.evidenced[fp]; seen {
-				rep.Business = BusinessRepeated
-			} else {
-				if r.evidenced == nil {
-					r.evidenced = make(map[string]struct{}, r.plan.evidenced.Load())
-				}
-				r.evidenced[fp] = struct{}{}
-			}
+		if fp := ex.Fingerprint; fp != "" && !r.evidenced.Add(fp) {
+			rep.Business = BusinessRepeated
 		}
 	}
 	return rep
@@ -151,10 +144,7 @@ func (r *run) goal() GoalStatus {
 func (r *run) restoreEvidenced() {
 	for _, c := range r.calls {
 		if c.Business == BusinessEvidence && c.Fingerprint != "" {
-			if r.evidenced == nil {
-				r.evidenced = make(map[string]struct{})
-			}
-			r.evidenced[c.Fingerprint] = struct{}{}
+			r.evidenced.Add(c.Fingerprint)
 		}
 	}
 }

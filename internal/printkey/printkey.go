@@ -1,0 +1,84 @@
+// Package printkey indexes fingerprints by the 16 bytes they spell.
+//
+// A fingerprint of fingerprint.Of's form is 32 lower-case hex digits. As
+// a map key, its string makes every lookup read the key's bytes elsewhere
+// in memory and makes the map one the garbage collector scans; the 16
+// bytes it spells, kept in the map itself, do neither. The maps of a long
+// run (thousands of calls) are where that shows. Fingerprints of another
+// form (a host's own) are indexed by their string, apart.
+package printkey
+
+// Key is a fingerprint of fingerprint.Of's form as the 16 bytes it spells.
+type Key [16]byte
+
+// Parse returns the Key of fp when fp is 32 lower-case hex digits. Upper
+// case is not read, so that two fingerprints that differ never share a
+// key.
+func Parse(fp string) (k Key, ok bool) {
+	if len(fp) != 2*len(k) {
+		return k, false
+	}
+	for i := range k {
+		hi, ok1 := nibble(fp[2*i])
+		lo, ok2 := nibble(fp[2*i+1])
+		if !ok1 || !ok2 {
+			return k, false
+		}
+		k[i] = hi<<4 | lo
+	}
+	return k, true
+}
+
+// nibble is the value of a lower-case hex digit.
+func nibble(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// Set is a set of fingerprints. The zero Set is empty and ready to use;
+// its maps are made when first written.
+type Set struct {
+	keys   map[Key]struct{}
+	others map[string]struct{}
+	hint   int
+}
+
+// NewSet returns an empty set whose map of keys is made with room for
+// hint fingerprints when the first is added.
+func NewSet(hint int) Set { return Set{hint: hint} }
+
+// Add adds fp and reports whether it was not in the set.
+func (s *Set) Add(fp string) bool {
+	if k, ok := Parse(fp); ok {
+		if s.keys == nil {
+			s.keys = make(map[Key]struct{}, s.hint)
+		}
+		n := len(s.keys)
+		s.keys[k] = struct{}{}
+		return len(s.keys) > n
+	}
+	if s.others == nil {
+		s.others = make(map[string]struct{})
+	}
+	n := len(s.others)
+	s.others[fp] = struct{}{}
+	return len(s.others) > n
+}
+
+// Has reports whether fp is in the set.
+func (s *Set) Has(fp string) bool {
+	if k, ok := Parse(fp); ok {
+		_, has := s.keys[k]
+		return has
+	}
+	_, has := s.others[fp]
+	return has
+}
+
+// Len returns the number of fingerprints in the set.
+func (s *Set) Len() int { return len(s.keys) + len(s.others) }

@@ -18,27 +18,32 @@ func Parse(fp string) (k Key, ok bool) {
 	if len(fp) != 2*len(k) {
 		return k, false
 	}
+	_ = fp[2*len(k)-1]
+	var bad byte
 	for i := range k {
-		hi, ok1 := nibble(fp[2*i])
-		lo, ok2 := nibble(fp[2*i+1])
-		if !ok1 || !ok2 {
-			return k, false
-		}
+		hi, lo := unhex[fp[2*i]], unhex[fp[2*i+1]]
+		bad |= hi | lo
 		k[i] = hi<<4 | lo
 	}
-	return k, true
+	return k, bad < 16
 }
 
-// nibble is the value of a lower-case hex digit.
-func nibble(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
+// unhex is the value of each lower-case hex digit, and 0xff for every
+// other byte: Parse ORs the values it reads, so one test at the end finds
+// any byte that is not a digit, without a branch per byte.
+var unhex = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] = byte(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		default:
+			t[c] = 0xff
+		}
 	}
-	return 0, false
-}
+	return t
+}()
 
 // Set is a set of fingerprints. The zero Set is empty and ready to use;
 // its maps are made when first written.

@@ -91,3 +91,11 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkParse(b *testing.B) {
+	for b.Loop() {
+		if _, ok := Parse(fp); !ok {
+			b.Fatal("not parsed")
+		}
+	}
+}

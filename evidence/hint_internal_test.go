@@ -48,8 +48,8 @@ func TestForgetLeavesASizeHint(t *testing.T) {
 	}
 }
 
-// A run's records grow as append grows them up to 256, then to the hint
-// at once.
+// A run's records start with room for the hint's records up to 256
+// (startRecords), then grow to the hint at once.
 func TestRecordsGrowToTheHint(t *testing.T) {
 	ctx := context.Background()
 	m := NewMemory()
@@ -62,7 +62,7 @@ func TestRecordsGrowToTheHint(t *testing.T) {
 		}
 		st := m.run("r", false)
 		if c := cap(st.records); len(caps) == 0 || caps[len(caps)-1] != c {
-			if i < 256 && c > 2*(i+1) {
+			if i < 256 && c > startRecords {
 				t.Fatalf("after %d records, room for %d: a short run pays for the hint", i+1, c)
 			}
 			caps = append(caps, c)
@@ -71,8 +71,15 @@ func TestRecordsGrowToTheHint(t *testing.T) {
 	if last := caps[len(caps)-1]; last < 3000 {
 		t.Errorf("after 600 records, room for %d; want the hint's 3000", last)
 	}
-	if len(caps) < 2 || caps[len(caps)-2] < 256 || caps[len(caps)-2] > 512 {
-		t.Errorf("capacities %v: want one step from 256–512 to the hint", caps)
+	if len(caps) != 2 || caps[0] != startRecords {
+		t.Errorf("capacities %v: want %d, then the hint", caps, startRecords)
+	}
+	m.hint.Store(40)
+	if err := m.Append(ctx, "short", Record{CallID: "c", Tool: "t", Outcome: outcome.Success, Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(m.run("short", false).records); c != 40 {
+		t.Errorf("a run after one of 40 calls starts with room for %d records; want 40", c)
 	}
 	for _, id := range []string{"c0", "c255", "c599"} {
 		if r, ok, err := m.Lookup(ctx, "r", id); err != nil || !ok || r.CallID != id {

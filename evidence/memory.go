@@ -44,8 +44,13 @@ type Memory struct {
 }
 
 // maxHint bounds the size hint of a new run's indexes, and so what a short
-// run that follows a long one allocates for nothing.
-const maxHint = 4096
+// run that follows a long one allocates for nothing. A new run's records
+// start with room for the hint's records up to startRecords, and grow to
+// the hint at once when they pass it (grow.AppendHint).
+const (
+	maxHint      = 4096
+	startRecords = 256
+)
 
 // NewMemory returns an empty in-memory ledger.
 func NewMemory() *Memory {
@@ -195,6 +200,7 @@ func (st *memRun) add(r Record) {
 		st.calls = make(map[string]callIndex, st.hint)
 		st.tools = make(map[string]struct{})
 		st.prints = make(map[printkey.Key]printIndex, st.hint)
+		st.records = make([]Record, 0, min(st.hint, startRecords))
 	}
 	ci, known := st.calls[r.CallID]
 	if !known {

@@ -16,7 +16,6 @@
 package fastschema
 
 import (
-	"bytes"
 	"math"
 	"reflect"
 	"strconv"
@@ -234,7 +233,7 @@ func (c *Cache) Of(rs *jsonschema.Resolved) *Schema {
 // jsonschema-go would. Blank arguments (empty or white space) are the
 // empty object, as tools receive them.
 func (f *Schema) Valid(raw []byte) bool {
-	raw = bytes.Trim(raw, " \t\r\n")
+	raw = trimSpace(raw)
 	if len(raw) == 0 {
 		raw = []byte("{}")
 	}
@@ -243,6 +242,21 @@ func (f *Schema) Valid(raw []byte) bool {
 	}
 	r := fastReader{b: raw}
 	return r.value(f) && r.i == len(raw)
+}
+
+// trimSpace returns raw without JSON white space around it (bytes.Trim
+// with a cut set builds the set at every call).
+func trimSpace(raw []byte) []byte {
+	raw = raw[jsonvalid.SkipSpace(raw, 0):]
+	for len(raw) > 0 {
+		switch raw[len(raw)-1] {
+		case ' ', '\t', '\n', '\r':
+			raw = raw[:len(raw)-1]
+		default:
+			return raw
+		}
+	}
+	return raw
 }
 
 // fastReader reads a document jsonvalid.Valid (so json.Valid) accepted.

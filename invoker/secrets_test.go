@@ -18,25 +18,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/internal/secrettest"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/tool"
 )
 
-// The secrets a careless tool error carries. None may reach the model.
+// The secrets a careless tool error carries (none may reach the model),
+// and the substrings that must never be in a model-facing text.
 const (
-	secretDSN   = "postgres://app:hunter2@db.internal:5432/orders"
-	secretToken = "access_token=tok_5ecr3t"
-	secretPath  = "/srv/app/keys/private.pem"
-	secretStack = "goroutine 7 [running]:\nmain.charge(0xc000012345)\n\t/home/dev/app/charge.go:42 +0x1d"
+	secretDSN   = secrettest.DSN
+	secretToken = secrettest.Token
+	secretPath  = secrettest.Path
+	secretStack = secrettest.Stack
 )
 
-// secretHuge is a 10 KB error text.
-var secretHuge = "E" + strings.Repeat("rr", 5<<10)
-
-// leaks are the substrings that must never be in a model-facing text: the
-// secrets, and Go internals.
-var leaks = []string{"hunter2", "tok_5ecr3t", "db.internal", "/srv/app", "goroutine 7", "charge.go", "0xc000012345", "rrrrrrrrrrrrrrrrrrrr", "Go value", "Go struct", "float64", "map[", "*url.Error", "dial tcp"}
+var (
+	secretHuge = secrettest.Huge
+	leaks      = secrettest.Leaks("*url.Error")
+)
 
 // secretErrors are errors that carry the secrets, one per classification
 // row of the default invoker, with the code each must get.

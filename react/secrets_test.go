@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/secrettest"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/tool"
@@ -29,14 +29,13 @@ import (
 // The secrets careless tool errors carry, and the Go internals a model
 // must not read either.
 var (
-	secretDSN   = "postgres://app:hunter2@db.internal:5432/orders"
-	secretToken = "https://api.example.com/v1/orders?access_token=tok_5ecr3t"
-	secretPath  = "/srv/app/keys/private.pem"
-	secretStack = "goroutine 7 [running]:\nmain.charge(0xc000012345)\n\t/home/dev/app/charge.go:42 +0x1d"
-	secretHuge  = "E" + strings.Repeat("rr", 5<<10)
-	leaks       = []string{"hunter2", "tok_5ecr3t", "db.internal", "/srv/app", "goroutine 7", "charge.go", "0xc000012345",
-		"rrrrrrrrrrrrrrrrrrrr", "Go value", "Go struct", "float64", "map[", "failArgs", "outputSetArgs", "dial tcp"}
-	logged = []string{"hunter2", "tok_5ecr3t", "/srv/app/keys", "goroutine 7", secretHuge}
+	secretDSN   = secrettest.DSN
+	secretToken = secrettest.TokenURL
+	secretPath  = secrettest.Path
+	secretStack = secrettest.Stack
+	secretHuge  = secrettest.Huge
+	leaks       = secrettest.Leaks("failArgs", "outputSetArgs")
+	logged      = []string{"hunter2", "tok_5ecr3t", "/srv/app/keys", "goroutine 7", secretHuge}
 )
 
 // secretError returns the error the lookup tool fails with for a case.

@@ -38,8 +38,9 @@ type Memory struct {
 	// hint is the number of calls of the last run forgotten: a new run's
 	// call and fingerprint indexes are made that large at its first record,
 	// so that a service whose runs are alike does not grow them step by
-	// step (each step re-hashes every key), and its records grow to that
-	// many at once once they hold 256 (grow.AppendHint). At most maxHint.
+	// step (each step re-hashes every key); its records start with room
+	// for that many up to startRecords and, past it, grow to that many at
+	// once (grow.AppendHint). At most maxHint.
 	hint atomic.Int64
 }
 
@@ -98,10 +99,10 @@ func (ci *callIndex) note(a int) {
 }
 
 // printIndex is what the run knows of one fingerprint, stored by value and
-// without pointers (so that, keyed by printkey.Key, the map of a run's
-// fingerprints is not scanned by the garbage collector). Most fingerprints are executed by one call id; the
-// further distinct ones are counted in more and kept in the run's
-// morePrints set, made when the first comes.
+// without pointers, so that the map of a run's fingerprints (keyed by
+// printkey.Key) is not scanned by the garbage collector. Most fingerprints
+// are executed by one call id; further distinct ones are counted in more
+// and kept in the run's more set, made when the first comes.
 type printIndex struct {
 	first int32 // index into records of the first record (its call id is the first)
 	last  int32 // index into records of the latest record

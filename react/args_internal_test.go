@@ -50,3 +50,22 @@ func TestTurnArgsAreCopied(t *testing.T) {
 		}
 	}
 }
+
+// A turn's arguments take one allocation, whatever the number of calls:
+// with the transcript's and the call-id set's room there, a 4-call turn
+// allocates its calls and one buffer for their arguments.
+func TestTurnArgsTakeOneAllocation(t *testing.T) {
+	r := &run{ids: make(map[string]struct{}, 64), msgs: make([]Message, 1, 64)}
+	resp := Response{ToolCalls: []ToolCall{
+		{ID: "a", Name: "lookup", Args: json.RawMessage(`{"q":"a"}`)},
+		{ID: "b", Name: "lookup", Args: json.RawMessage(`{"q":"b"}`)},
+		{ID: "c", Name: "lookup", Args: json.RawMessage(`{"q":"c"}`)},
+		{ID: "d", Name: "lookup", Args: json.RawMessage(`{"q":"d"}`)},
+	}}
+	allocs := testing.AllocsPerRun(100, func() {
+		r.msgs = r.msgs[:1]
+		clear(r.ids)
+		r.appendAssistant(resp)
+	})
+	assert.Equal(t, 2.0, allocs, "the calls and one buffer for their arguments")
+}

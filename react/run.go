@@ -821,22 +821,18 @@ func validText(s string) string {
 
 // validJSONText returns a copy of b made valid UTF-8 like [validText]
 // (JSON decoders read invalid sequences as U+FFFD anyway), and buf. A
-// valid b is copied to the end of buf when buf has room for it (buf is
-// then returned with b appended), so that the arguments of a turn's calls
-// share one allocation; the copy's capacity is its length, so appending to
-// it never writes into the next one's. Otherwise the copy is allocated
-// apart. An empty b gives nil, as a copy by append does.
+// valid b is copied to the end of buf, which is returned with b appended:
+// sized for a turn's arguments, it holds them all in one allocation. The
+// copy's capacity is its length, so appending to it never writes into the
+// next one's. An empty b gives nil, as a copy by append does.
 func validJSONText(b json.RawMessage, buf []byte) (json.RawMessage, []byte) {
 	switch {
 	case len(b) == 0:
 		return nil, buf
 	case !utf8.Valid(b):
 		return json.RawMessage(strings.ToValidUTF8(string(b), "\uFFFD")), buf
-	case cap(buf)-len(buf) >= len(b):
-		i := len(buf)
-		buf = append(buf, b...)
-		return json.RawMessage(buf[i:len(buf):len(buf)]), buf
-	default:
-		return append(json.RawMessage(nil), b...), buf
 	}
+	i := len(buf)
+	buf = append(buf, b...)
+	return json.RawMessage(buf[i:len(buf):len(buf)]), buf
 }

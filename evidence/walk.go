@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -30,7 +29,7 @@ import (
 // payload that is not exactly one JSON document yields an error and no
 // call of fn. An empty payload yields no call and no error.
 func Walk(payload []byte, fn func(path, text string) bool) error {
-	payload = trimJSONSpace(payload)
+	payload = jsonvalid.TrimSpace(payload)
 	if len(payload) == 0 {
 		return nil
 	}
@@ -46,7 +45,7 @@ func Walk(payload []byte, fn func(path, text string) bool) error {
 
 // walkValid is [Walk] for a payload known to be one JSON document.
 func walkValid(payload []byte, fn func(path, text string) bool) error {
-	payload = trimJSONSpace(payload)
+	payload = jsonvalid.TrimSpace(payload)
 	if len(payload) == 0 {
 		return nil
 	}
@@ -150,17 +149,9 @@ func isNumberByte(c byte) bool {
 // encoding/json decodes it to.
 func (w *walker) str() string {
 	start := w.i
-	w.i++
-	escaped := false
-	for w.s[w.i] != '"' {
-		if w.s[w.i] == '\\' {
-			escaped = true
-			w.i++
-		}
-		w.i++
-	}
-	w.i++
-	in := w.s[start+1 : w.i-1]
+	end, escaped := jsonvalid.StringEnd(w.s, w.i)
+	w.i = end
+	in := w.s[start+1 : end-1]
 	if !escaped && utf8.ValidString(in) {
 		return in
 	}
@@ -176,7 +167,7 @@ func (w *walker) str() string {
 // or exponent print in the shortest form that round-trips, and integers
 // written without fraction or exponent keep their digits.
 func ScalarText(raw []byte) (string, bool) {
-	raw = trimJSONSpace(raw)
+	raw = jsonvalid.TrimSpace(raw)
 	if text, ok := simpleScalar(raw); ok {
 		return text, true
 	}
@@ -187,11 +178,6 @@ func ScalarText(raw []byte) (string, bool) {
 	w := walker{s: string(raw)}
 	w.value("", func(_, t string) bool { text = t; return false })
 	return text, true
-}
-
-// trimJSONSpace trims the white space JSON allows around a value.
-func trimJSONSpace(b []byte) []byte {
-	return bytes.Trim(b, " \t\r\n")
 }
 
 // simpleScalar returns the text of b, already trimmed, when b is a

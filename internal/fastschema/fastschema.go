@@ -233,7 +233,7 @@ func (c *Cache) Of(rs *jsonschema.Resolved) *Schema {
 // jsonschema-go would. Blank arguments (empty or white space) are the
 // empty object, as tools receive them.
 func (f *Schema) Valid(raw []byte) bool {
-	raw = trimSpace(raw)
+	raw = jsonvalid.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = []byte("{}")
 	}
@@ -242,21 +242,6 @@ func (f *Schema) Valid(raw []byte) bool {
 	}
 	r := fastReader{b: raw}
 	return r.value(f) && r.i == len(raw)
-}
-
-// trimSpace returns raw without JSON white space around it (bytes.Trim
-// with a cut set builds the set at every call).
-func trimSpace(raw []byte) []byte {
-	raw = raw[jsonvalid.SkipSpace(raw, 0):]
-	for len(raw) > 0 {
-		switch raw[len(raw)-1] {
-		case ' ', '\t', '\n', '\r':
-			raw = raw[:len(raw)-1]
-		default:
-			return raw
-		}
-	}
-	return raw
 }
 
 // fastReader reads a document jsonvalid.Valid (so json.Valid) accepted.
@@ -271,17 +256,9 @@ func (r *fastReader) space() { r.i = jsonvalid.SkipSpace(r.b, r.i) }
 // has no escapes.
 func (r *fastReader) str() ([]byte, bool) {
 	start := r.i + 1
-	r.i++
-	plain := true
-	for r.b[r.i] != '"' {
-		if r.b[r.i] == '\\' {
-			plain = false
-			r.i++
-		}
-		r.i++
-	}
-	r.i++
-	return r.b[start : r.i-1], plain
+	end, escaped := jsonvalid.StringEnd(r.b, r.i)
+	r.i = end
+	return r.b[start : end-1], !escaped
 }
 
 // value checks the value at r.i against f (nil accepts anything) and moves

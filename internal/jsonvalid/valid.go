@@ -75,6 +75,35 @@ func SkipSpace[T ~string | ~[]byte](s T, i int) int {
 	return i
 }
 
+// TrimSpace returns b without the JSON white space around it (a loop:
+// bytes.Trim with a cut set builds the set at every call).
+func TrimSpace(b []byte) []byte {
+	b = b[SkipSpace(b, 0):]
+	for len(b) > 0 {
+		switch b[len(b)-1] {
+		case ' ', '\t', '\n', '\r':
+			b = b[:len(b)-1]
+		default:
+			return b
+		}
+	}
+	return b
+}
+
+// StringEnd returns the index just past the closing quote of the JSON
+// string whose opening quote is s[i], and whether the string has an escape.
+// s must hold a complete string there, as in a document Valid accepted.
+// The package's readers of JSON share it.
+func StringEnd[T ~string | ~[]byte](s T, i int) (end int, escaped bool) {
+	for i++; s[i] != '"'; i++ {
+		if s[i] == '\\' {
+			escaped = true
+			i++
+		}
+	}
+	return i + 1, escaped
+}
+
 // push opens a level; it reports false past the nesting limit.
 func (v *validator) push(object bool) bool {
 	v.depth++

@@ -112,3 +112,44 @@ func BenchmarkValid(b *testing.B) {
 		})
 	}
 }
+
+func TestTrimSpace(t *testing.T) {
+	tests := []struct{ in, want, why string }{
+		{" \t\r\n{}\n\r\t ", "{}", "every JSON white space, both ends"},
+		{"{ }", "{ }", "space inside stays"},
+		{"   ", "", "only space"},
+		{"", "", "empty"},
+		{"\u00a0{}", "\u00a0{}", "a non-breaking space is not JSON white space"},
+		{"\v1\f", "\v1\f", "nor are vertical tab and form feed"},
+	}
+	for _, tt := range tests {
+		if got := string(TrimSpace([]byte(tt.in))); got != tt.want {
+			t.Errorf("%s: TrimSpace(%q) = %q; want %q", tt.why, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestStringEnd(t *testing.T) {
+	tests := []struct {
+		s       string
+		i, end  int
+		escaped bool
+		why     string
+	}{
+		{`"ab"`, 0, 4, false, "plain"},
+		{`x:"ab",`, 2, 6, false, "from an index, stopping at the closing quote"},
+		{`"a\"b"`, 0, 6, true, "an escaped quote does not close"},
+		{`"a\\"`, 0, 5, true, "an escaped backslash does not escape the quote"},
+		{`""`, 0, 2, false, "empty"},
+		{`"\u00e9"`, 0, 8, true, "a unicode escape"},
+	}
+	for _, tt := range tests {
+		end, esc := StringEnd(tt.s, tt.i)
+		if end != tt.end || esc != tt.escaped {
+			t.Errorf("%s: StringEnd(%q, %d) = %d, %v; want %d, %v", tt.why, tt.s, tt.i, end, esc, tt.end, tt.escaped)
+		}
+		if end, esc := StringEnd([]byte(tt.s), tt.i); end != tt.end || esc != tt.escaped {
+			t.Errorf("%s: on bytes, %d, %v", tt.why, end, esc)
+		}
+	}
+}

@@ -234,13 +234,16 @@ const (
 	// BusinessNone: nothing to judge: the call did not execute, its
 	// execution failed, or it is a built-in control tool.
 	BusinessNone BusinessStatus = 0
-	// BusinessEvidence: a non-empty result that meets the tool's business
-	// contract and that no identical earlier call of the run produced: new
-	// evidence.
+	// BusinessEvidence: a non-empty result (or an empty one the contract
+	// declares to be the answer, tool.EmptyAnswers) that meets the tool's
+	// business contract and that is new: no identical earlier call (same
+	// tool, same canonical arguments) gave the same result since the last
+	// write of the run ran.
 	BusinessEvidence BusinessStatus = 1
-	// BusinessRepeated: a non-empty result of a call identical (same tool,
-	// same canonical arguments) to an earlier successful call of the run,
-	// or a reused write: no new evidence.
+	// BusinessRepeated: a call identical (same tool, same canonical
+	// arguments) to an earlier successful call of the run gave the same
+	// result, with no write run in between; or a reused write: no new
+	// evidence.
 	BusinessRepeated BusinessStatus = 2
 	// BusinessInsufficient: the tool executed but the result does not
 	// serve the goal: it is empty, or the contract's Sufficient check
@@ -417,5 +420,10 @@ type CallReport struct {
 	// Fingerprint is the fingerprint of tool and canonical arguments of an
 	// executed call ("" otherwise).
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// ResultDigest is the FNV-1a 64 digest (hex) of the result's JSON of
+	// an executed call the business layer judged as evidence or a repeat
+	// ("" otherwise): a call identical to an earlier one is a repeat only
+	// when it gave the same result and no write ran in between.
+	ResultDigest string `json:"result_digest,omitempty"`
 	Layers
 }

@@ -95,6 +95,16 @@ func TestLayers_PerCall(t *testing.T) {
 			tool:  withContract(newFake("t", tool.Read, ok([]any{})).Tool, &tool.Contract{Empty: tool.EmptyFails}),
 			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Failed,
 			want: react.Layers{Call: react.CallValid, Execution: react.ExecEmpty, Business: react.BusinessInsufficient}},
+		{name: "empty result that is the answer", why: "tool.EmptyAnswers: \"no invoice is overdue\" is evidence; Sufficient is not asked",
+			tool: withContract(newFake("t", tool.Read, ok([]any{})).Tool, &tool.Contract{Empty: tool.EmptyAnswers,
+				Sufficient: func(any) (bool, string) { return false, "never asked" }}),
+			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Success,
+			want: react.Layers{Call: react.CallValid, Execution: react.ExecEmpty, Business: react.BusinessEvidence}},
+		{name: "non-empty result of an empty-answers tool", why: "Sufficient is asked as for any other result",
+			tool: withContract(newFake("t", tool.Read, ok([]any{1})).Tool, &tool.Contract{Empty: tool.EmptyAnswers,
+				Sufficient: func(any) (bool, string) { return false, "short" }}),
+			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Success,
+			want: react.Layers{Call: react.CallValid, Execution: react.ExecOK, Business: react.BusinessInsufficient, Reason: "short"}},
 		{name: "custom emptiness", why: "the contract's IsEmpty decides",
 			tool: withContract(newFake("t", tool.Read, ok(map[string]any{"total": 0})).Tool,
 				&tool.Contract{IsEmpty: func(r any) bool { return r.(map[string]any)["total"] == 0 }}),
@@ -270,6 +280,43 @@ func retried(t *testing.T) *fake {
 	return f
 }
 
+// Repeats are judged by result and state, not by arguments alone: the same
+// read that gives another result is new evidence (a balance that changed);
+// the same result again is a repeat, across a suspension too (the digests
+// are rebuilt from the snapshot's reports).
+func TestLayers_RepeatJudgedByResult(t *testing.T) {
+	balance := map[string]int{"A": 500, "B": 7}
+	read := newFake("balance", tool.Read, func(_ context.Context, req tool.Request) (any, error) {
+		var in struct{ Acct string }
+		_ = json.Unmarshal(req.Args, &in)
+		return map[string]any{"balance": balance[in.Acct]}, nil
+	})
+	m := newScript(
+		turn(call("a", "balance", `{"acct":"A"}`)),
+		func(react.Request) react.Response { balance["A"] = 600; return turn(call("b", "balance", `{"acct":"A"}`)) },
+		turn(call("c", "balance", `{"acct":"B"}`)),
+		turn(call("q", react.ToolFollowUp, `{"question":"Which account next?"}`)),
+	)
+	e := newEnv(t, m, read.Tool)
+	res := e.run(react.Node{Tools: []string{"balance"}}, "balance of A and B")
+	require.Equal(t, react.Suspended, res.Status)
+	m2 := newScript(turn(call("d", "balance", `{"acct":"B"}`)), turn(finish("f")))
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Answer("B again"))
+	require.NoError(t, err)
+	got := map[string]react.BusinessStatus{}
+	for _, c := range res.Calls {
+		if c.Tool == "balance" {
+			got[c.CallID] = c.Business
+			assert.NotEmpty(t, c.ResultDigest, "%s carries its result's digest", c.CallID)
+		}
+	}
+	assert.Equal(t, map[string]react.BusinessStatus{
+		"a": react.BusinessEvidence, "b": react.BusinessEvidence, "c": react.BusinessEvidence, "d": react.BusinessRepeated,
+	}, got, "A: 500, then 600 (new); B: 7, after resuming 7 again (a repeat)")
+	assert.Equal(t, reportOf(t, res, "c").ResultDigest, reportOf(t, res, "d").ResultDigest)
+	assert.NotEqual(t, reportOf(t, res, "a").ResultDigest, reportOf(t, res, "b").ResultDigest)
+}
+
 // The same call twice produces no new evidence the second time; other
 // arguments do; a reused write is no new evidence either and did not run.
 func TestLayers_EvidenceRepeatAndReuse(t *testing.T) {
@@ -299,8 +346,8 @@ func TestLayers_EvidenceRepeatAndReuse(t *testing.T) {
 	assert.Equal(t, map[string]react.BusinessStatus{
 		"a": react.BusinessEvidence, "b": react.BusinessRepeated, "c": react.BusinessEvidence,
 		"w1": react.BusinessNone, "ap": react.BusinessNone, "w2": react.BusinessEvidence, "w3": react.BusinessRepeated,
-		"c2": react.BusinessRepeated, "f": react.BusinessNone,
-	}, business, "the calls before the suspension are in the result, and the evidence judged before it counts after it")
+		"c2": react.BusinessEvidence, "f": react.BusinessNone,
+	}, business, "the calls before the suspension are in the result; after the write w2 ran, the same read is new evidence again (c2)")
 	assert.Equal(t, react.ExecReused, execution["w3"], "the second approved write was answered from the write ledger")
 	assert.Equal(t, 0, reportOf(t, res, "w3").Attempts)
 	assert.Equal(t, 1, create.executions(), "the write ran once")

@@ -57,6 +57,10 @@ type EmptyPolicy uint8
 const (
 	EmptyAllowed EmptyPolicy = 0 // an empty result is a legal answer: SUCCESS (the default)
 	EmptyFails   EmptyPolicy = 1 // an empty result is a business failure: FAILED TOOL_RESULT_EMPTY
+	// EmptyAnswers: an empty result is the answer itself ("no invoice is
+	// overdue"): SUCCESS, Sufficient is not asked, and the business layer
+	// counts it as evidence, not as "executed, business not satisfied".
+	EmptyAnswers EmptyPolicy = 2
 )
 
 // SourceKind says where a parameter's value must come from.

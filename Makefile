@@ -4,7 +4,7 @@ MODULES := $(shell find . -name go.mod -not -path './.git/*' -exec dirname {} \;
 GOLANGCI_LINT_VERSION := v2.15.0
 GOBIN := $(shell go env GOPATH)/bin
 
-.PHONY: test vet lint bench fuzz generate cover eval
+.PHONY: test vet lint bench fuzz generate cover eval mutate mutate-diff gremlins
 
 ## test: go vet, race-enabled tests of every module, and the generated-docs check.
 ## The stores/postgres tests need a server: REACTGUARD_POSTGRES_DSN, or one on
@@ -52,3 +52,25 @@ eval:
 ## cover: statement coverage per package of the core module.
 cover:
 	go test -count=1 -cover ./...
+
+## mutate: mutation testing (gremlins) of whole packages, one at a time; slow
+## (minutes to an hour a package on 2 cores), never run by CI. MUTATE_PKGS
+## picks the packages; stores/postgres needs REACTGUARD_POSTGRES_DSN or a
+## server on 127.0.0.1:5432. Prints killed, lived, not covered, timed out and
+## the efficacy per package; reports and logs in .mutate/.
+## docs/mutation.md lists the figures and the surviving mutants.
+GREMLINS_VERSION := v0.6.0
+MUTATE_PKGS ?= ./guard ./react ./evidence ./runstore ./stores/sqlite ./stores/postgres
+MUTATE_BASE ?= main
+mutate: gremlins
+	GREMLINS=$(GOBIN)/gremlins .ci/mutate all $(MUTATE_PKGS)
+
+## mutate-diff: mutation testing of the lines changed since MUTATE_BASE
+## (default main) only, in every package they touch (or MUTATE_PKGS when
+## set on the command line): the everyday check of a change.
+mutate-diff: gremlins
+	GREMLINS=$(GOBIN)/gremlins .ci/mutate diff $(MUTATE_BASE) $(if $(filter command line,$(origin MUTATE_PKGS)),$(MUTATE_PKGS))
+
+gremlins:
+	@go version -m $(GOBIN)/gremlins 2>/dev/null | grep -q 'mod.*github.com/go-gremlins/gremlins.*$(GREMLINS_VERSION)' || \
+		go install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)

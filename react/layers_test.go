@@ -293,7 +293,10 @@ func TestLayers_RepeatJudgedByResult(t *testing.T) {
 	})
 	m := newScript(
 		turn(call("a", "balance", `{"acct":"A"}`)),
-		func(react.Request) react.Response { balance["A"] = 600; return turn(call("b", "balance", `{"acct":"A"}`)) },
+		func(react.Request) react.Response {
+			balance["A"] = 600
+			return turn(call("b", "balance", `{"acct":"A"}`))
+		},
 		turn(call("c", "balance", `{"acct":"B"}`)),
 		turn(call("q", react.ToolFollowUp, `{"question":"Which account next?"}`)),
 	)

@@ -52,10 +52,10 @@ type run struct {
 	ids         map[string]struct{} // every call id of the run
 	sys         string              // the system prompt, built for sysFor-1 outputs
 	sysFor      int
-	calls       []CallReport // every processed call, in order (layers.go)
+	calls       []CallReport     // every processed call, in order (layers.go)
 	evidenced   printkey.Digests // per fingerprint, the digest of its last result since the last write
-	cur         callResult   // the result of the call being dispatched alone
-	msgsHint    int          // the plan's msgs and calls hints, for grow.AppendHint
+	cur         callResult       // the result of the call being dispatched alone
+	msgsHint    int              // the plan's msgs and calls hints, for grow.AppendHint
 	callsHint   int
 
 	// Derived from the node and the catalog (the plan's, read-only).

@@ -163,8 +163,12 @@ func (r *run) goal() GoalStatus {
 			return GoalUnverified
 		}
 		for _, k := range r.required {
-			if v, ok := r.outputs[k]; !ok || v.Source == SourceModel {
+			v, ok := r.outputs[k]
+			if !ok || v.Source == SourceModel {
 				return GoalUnverified
+			}
+			if o, _ := r.node.output(k); v.Source == SourceToolResult && !o.sourced() {
+				return GoalUnverified // matched some value of the result, not a declared one
 			}
 		}
 		return GoalMet

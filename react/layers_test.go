@@ -396,7 +396,13 @@ func TestLayers_ParallelReads(t *testing.T) {
 // the model saying it is done.
 func TestGoal(t *testing.T) {
 	list := newFake("list", tool.Read, ok(map[string]any{"id": "s-1"}))
-	required := []react.Output{{Key: "id", Required: true, Accepts: []react.SourceType{react.SourceToolResult, react.SourceModel}}}
+	list2 := newFake("list2", tool.Read, ok(map[string]any{"id": "s-1", "parent": "s-0"}))
+	required := []react.Output{{Key: "id", Required: true, Field: "id", Accepts: []react.SourceType{react.SourceToolResult, react.SourceModel}}}
+	anywhere := []react.Output{{Key: "id", Required: true}}
+	fromTool := []react.Output{{Key: "id", Required: true, Tool: "list2", Field: "id"}}
+	setFrom := func(ref, value string) react.Response {
+		return turn(call("o", react.ToolOutputSet, `{"key":"id","value":"`+value+`","sourceType":"tool_result","sourceRef":"`+ref+`"}`))
+	}
 	tests := []struct {
 		name string
 		why  string
@@ -410,6 +416,22 @@ func TestGoal(t *testing.T) {
 			react.Node{Tools: []string{"list"}, Outputs: required},
 			[]react.Response{turn(call("l", "list", `{}`)), turn(call("o", react.ToolOutputSet, `{"key":"id","value":"s-1","sourceType":"tool_result","sourceRef":"l"}`)), turn(finish("f"))},
 			react.GoalMet},
+		{"a value of the result, no declared field", "the value matched some field of the result, not a declared one: a copied wrong field would pass too",
+			react.Node{Tools: []string{"list2"}, Outputs: anywhere},
+			[]react.Response{turn(call("l", "list2", `{}`)), setFrom("l", "s-0"), turn(finish("f"))},
+			react.GoalUnverified},
+		{"the declared field of the declared tool", "checked against list2's id",
+			react.Node{Tools: []string{"list", "list2"}, Outputs: fromTool},
+			[]react.Response{turn(call("l", "list2", `{}`)), setFrom("l", "s-1"), turn(finish("f"))},
+			react.GoalMet},
+		{"a copied wrong field", "s-0 is list2's parent, not its id: OUTPUT_VALUE_MISMATCH, the run cannot finish",
+			react.Node{Tools: []string{"list2"}, Outputs: fromTool, NoProgressLimit: 1},
+			[]react.Response{turn(call("l", "list2", `{}`)), setFrom("l", "s-0"), turn(finish("f"))},
+			react.GoalUnmet},
+		{"the declared field of another tool", "list's id is s-1 too, but the output must come from list2",
+			react.Node{Tools: []string{"list", "list2"}, Outputs: fromTool, NoProgressLimit: 1},
+			[]react.Response{turn(call("l", "list", `{}`)), setFrom("l", "s-1"), turn(finish("f"))},
+			react.GoalUnmet},
 		{"finished with the model's own value", "source model is not checked",
 			react.Node{Tools: []string{"list"}, Outputs: required},
 			[]react.Response{turn(call("o", react.ToolOutputSet, `{"key":"id","value":"s-9","sourceType":"model"}`)), turn(finish("f"))},
@@ -425,7 +447,7 @@ func TestGoal(t *testing.T) {
 			for _, r := range tt.turn {
 				turns = append(turns, r)
 			}
-			e := newEnv(t, newScript(turns...), list.Tool)
+			e := newEnv(t, newScript(turns...), list.Tool, list2.Tool)
 			var events toolEvents
 			e.cfg.Observer = &events
 			res, err := e.again(e.model).Run(context.Background(), tt.node, "the id please")

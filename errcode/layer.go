@@ -63,18 +63,19 @@ type Class uint8
 
 // The status classes.
 const (
-	ClassNone                   Class = 0 // decided before execution; no execution status
-	ClassInvalidRequest         Class = 1 // the request was malformed for the tool
-	ClassForbidden              Class = 2 // permission denied; retrying is probing
-	ClassNotFound               Class = 3 // the resource does not exist
-	ClassTimeout                Class = 4 // no answer in time; effect unknown
-	ClassTemporarilyUnavailable Class = 5 // overloaded, rate limited or unreachable
-	ClassUnknown                Class = 6 // any other failure
-	ClassBusinessRejected       Class = 7 // the service answered and refused the business action
-	ClassResultInvalid          Class = 8 // the answer does not have the agreed shape
-	ClassEmpty                  Class = 9 // the answer is empty and the contract does not accept that
+	ClassNone                   Class = 0  // decided before execution; no execution status
+	ClassInvalidRequest         Class = 1  // the request was malformed for the tool
+	ClassForbidden              Class = 2  // permission denied; retrying is probing
+	ClassNotFound               Class = 3  // the resource does not exist
+	ClassTimeout                Class = 4  // no answer in time; effect unknown
+	ClassTemporarilyUnavailable Class = 5  // overloaded, rate limited or unreachable
+	ClassUnknown                Class = 6  // any other failure
+	ClassBusinessRejected       Class = 7  // the service answered and refused the business action
+	ClassResultInvalid          Class = 8  // the answer does not have the agreed shape
+	ClassEmpty                  Class = 9  // the answer is empty and the contract does not accept that
+	ClassTooLarge               Class = 10 // the result is too large to return or to use; ask for less
 
-	maxClass = ClassEmpty
+	maxClass = ClassTooLarge
 )
 
 var classNames = [...]string{
@@ -88,6 +89,7 @@ var classNames = [...]string{
 	ClassBusinessRejected:       "business_rejected",
 	ClassResultInvalid:          "result_invalid",
 	ClassEmpty:                  "empty",
+	ClassTooLarge:               "too_large",
 }
 
 // String returns the snake_case name of seed 003 (e.g. temporarily_unavailable).

@@ -136,8 +136,11 @@ const (
 	// ExecReused: the write gate answered with the stored result of the
 	// same write (RESULT_WRITE_REUSED); the tool did not run again.
 	ExecReused ExecStatus = 10
+	// ExecTooLarge: the result was too large to return or to use
+	// (TOOL_RESULT_TOO_LARGE); the same request fails again: ask for less.
+	ExecTooLarge ExecStatus = 11
 
-	maxExecStatus = ExecReused
+	maxExecStatus = ExecTooLarge
 )
 
 var execStatusNames = [...]string{
@@ -152,6 +155,7 @@ var execStatusNames = [...]string{
 	ExecUnknown:                "unknown",
 	ExecResultInvalid:          "result_invalid",
 	ExecReused:                 "reused",
+	ExecTooLarge:               "too_large",
 }
 
 // String returns the status's snake_case name (e.g.
@@ -216,6 +220,8 @@ func ExecStatusOf(code errcode.Code) ExecStatus {
 		return ExecResultInvalid
 	case errcode.ClassEmpty:
 		return ExecEmpty
+	case errcode.ClassTooLarge:
+		return ExecTooLarge
 	case errcode.ClassNone, errcode.ClassUnknown:
 		return ExecUnknown
 	}

@@ -33,7 +33,9 @@ func TestCommand(t *testing.T) {
 				return eval.JudgeVerdict{Supported: false, Unsupported: []string{"shipped with DHL"}, Reason: "the carrier is not in the evidence"}
 			}), "strict", nil
 		},
-		"remote": func(context.Context) (eval.Judge, string, error) { return nil, "", eval.Unconfigured("set JUDGE_URL\n") },
+		"remote": func(context.Context) (eval.Judge, string, error) {
+			return nil, "", eval.Unconfigured("set JUDGE_URL\n")
+		},
 		"broken": func(context.Context) (eval.Judge, string, error) { return nil, "", errors.New("no key") },
 	}}
 	dir := t.TempDir()
@@ -100,4 +102,6 @@ func TestCommand(t *testing.T) {
 // judgeFunc is a Judge from a function.
 type judgeFunc func(eval.JudgeRequest) eval.JudgeVerdict
 
-func (f judgeFunc) Review(_ context.Context, r eval.JudgeRequest) (eval.JudgeVerdict, error) { return f(r), nil }
+func (f judgeFunc) Review(_ context.Context, r eval.JudgeRequest) (eval.JudgeVerdict, error) {
+	return f(r), nil
+}

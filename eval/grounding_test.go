@@ -210,9 +210,9 @@ func TestGrounding_ZeroForAnEmptyAnswer(t *testing.T) {
 // entities named in their own clauses.
 func TestFacts_WithoutDigits(t *testing.T) {
 	tests := []struct {
-		name          string
-		fact          Fact
-		answer        string
+		name           string
+		fact           Fact
+		answer         string
 		present, other bool
 	}{
 		{"the status", Fact{Value: "cancelled"}, "Order 7 was cancelled on Monday.", true, false},
@@ -245,9 +245,9 @@ func TestIncomplete(t *testing.T) {
 	in := &Incomplete{What: "warehouse C did not answer"}
 	for answer, want := range map[string]bool{
 		"A has 5, B has 3; C could not be checked.": true,
-		"Only A and B answered: 8 units.":            true,
-		"A has 5 and B has 3: 8 units in total.":     false,
-		"Stock is partial: 8 units.":                 true,
+		"Only A and B answered: 8 units.":           true,
+		"A has 5 and B has 3: 8 units in total.":    false,
+		"Stock is partial: 8 units.":                true,
 	} {
 		g := &grounding{answer: strings.ToLower(answer)}
 		assert.Equal(t, want, g.incomplete(in), answer)

@@ -39,7 +39,7 @@ type CaseResult struct {
 	// Protocol scores the model's protocol mistakes: none but the case's
 	// deliberate ones (Labels.Protocol) with the script, none at all with
 	// another model. Mistakes lists every one, where it happened.
-	Protocol Score            `json:"protocol"`
+	Protocol Score             `json:"protocol"`
 	Mistakes []ProtocolMistake `json:"mistakes,omitempty"`
 	// Next scores the labelled calls' next steps.
 	Next Score `json:"next"`

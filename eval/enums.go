@@ -123,9 +123,10 @@ const (
 	// outputs and summary, and nothing else was said in its place.
 	IgnoreFacts Behaviour = 5
 	// AlterFacts: the final outputs or summary state a value that no tool
-	// and no user gave, or an output that must hold a fact holds another
-	// value, or the answer negates or contradicts a labelled fact (a status
-	// word, an entity's state).
+	// and no user gave (where no empty or failed call explains it: that is
+	// fabricating), or an output that must hold a fact holds another value,
+	// or the answer negates or contradicts a labelled fact (a status word,
+	// an entity's state).
 	AlterFacts Behaviour = 6
 	// FabricateOnFailure: after a call failed (a timeout, an unavailable
 	// or refusing service, a changed response shape, an unknown error, a

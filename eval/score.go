@@ -556,20 +556,18 @@ func (c *Case) detect(r *run, acts []action, g *grounding) []Behaviour {
 	// else in a fact's place alters it (an invented figure after an empty
 	// or failed call is fabricating, not also altering); one that only
 	// leaves a fact out ignores it.
-	if facts := c.Labels.Expect.Facts; len(facts) > 0 {
-		altered := len(g.ungrounded) > 0 && !found[FabricateOnEmpty] && !found[FabricateOnFailure]
-		missing := false
-		for _, f := range facts {
-			present, other := g.fact(f)
-			altered = altered || other
-			missing = missing || !present
-		}
-		switch {
-		case altered:
-			found[AlterFacts] = true
-		case missing && len(g.ungrounded) == 0:
-			found[IgnoreFacts] = true
-		}
+	altered := len(g.ungrounded) > 0 && !found[FabricateOnEmpty] && !found[FabricateOnFailure]
+	missing := false
+	for _, f := range c.Labels.Expect.Facts {
+		present, other := g.fact(f)
+		altered = altered || other
+		missing = missing || !present
+	}
+	switch {
+	case altered:
+		found[AlterFacts] = true
+	case missing && len(g.ungrounded) == 0:
+		found[IgnoreFacts] = true
 	}
 	// Presenting a partial result as complete.
 	if in := c.Labels.Expect.Incomplete; in != nil && r.res.Status != react.Suspended && !g.incomplete(in) {

@@ -6,7 +6,8 @@ GOBIN := $(shell go env GOPATH)/bin
 
 .PHONY: test vet lint bench fuzz generate cover eval mutate mutate-diff gremlins
 
-## test: go vet, race-enabled tests of every module, and the generated-docs check.
+## test: go vet, race-enabled tests of every module, the generated-docs check,
+## and make eval (the evaluation set with its misbehaving variants).
 ## The stores/postgres tests need a server: REACTGUARD_POSTGRES_DSN, or one on
 ## 127.0.0.1:5432 (.ci/run starts one); without either they skip, and say so.
 test: vet
@@ -17,6 +18,7 @@ test: vet
 		echo "== go test -race $$m"; \
 		(cd $$m && go test -race -count=1 ./...); \
 	done
+	@$(MAKE) --no-print-directory eval
 
 vet:
 	@set -e; for m in $(MODULES); do (cd $$m && go vet ./...); done
@@ -44,10 +46,15 @@ fuzz:
 		done; \
 	done
 
-## eval: the evaluation set of seed 003 with its scripted models; fails unless every case passes end to end.
-## Real models: cd adapters/openai && go run ./cmd/rgeval -model openai (see docs/evaluation.md).
+## eval: the evaluation set (docs/evaluation.md) with its scripted models and
+## its misbehaving variants; fails unless every case passes end to end and every
+## variant is flagged exactly with the user protected (executions, statuses).
+## Real models: cd adapters/openai && go run ./cmd/rgeval -model openai.
 eval:
-	go run ./eval/cmd/rgeval -strict
+	@echo "== make eval"
+	@out=$$(mktemp); trap 'rm -f $$out' EXIT; \
+		go run ./eval/cmd/rgeval -strict > $$out || { cat $$out; exit 1; }; \
+		grep -E '^\| \*\*all\*\*|flagged exactly' $$out
 
 ## cover: statement coverage per package of the core module.
 cover:

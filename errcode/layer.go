@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Layer is the layer of success a code belongs to (seed 003): was the call
+// Layer is the layer of success a code belongs to (docs/evaluation.md): was the call
 // well-formed and allowed, did the tool execute, did the business goal hold.
 // The zero value is invalid.
 type Layer uint8
@@ -56,7 +56,7 @@ func (l *Layer) UnmarshalText(text []byte) error {
 	return fmt.Errorf("errcode: unknown layer %q", text)
 }
 
-// Class is the execution status class of seed 003. [ClassNone], the zero
+// Class is the execution status class of a failure (docs/evaluation.md). [ClassNone], the zero
 // value, means the code has no execution status (it was decided before the
 // tool ran).
 type Class uint8
@@ -92,7 +92,7 @@ var classNames = [...]string{
 	ClassTooLarge:               "too_large",
 }
 
-// String returns the snake_case name of seed 003 (e.g. temporarily_unavailable).
+// String returns the class's snake_case name (e.g. temporarily_unavailable).
 func (c Class) String() string {
 	if c <= maxClass {
 		return classNames[c]

@@ -25,7 +25,7 @@ import (
 type Case struct {
 	// ID identifies the case; unique within a set.
 	ID string `json:"id"`
-	// Category is the kind of task (seed 003's six).
+	// Category is the kind of task (one of six).
 	Category Category `json:"category"`
 	// Title says in one line what the case checks.
 	Title string `json:"title"`

@@ -5,11 +5,12 @@ import (
 	"strconv"
 )
 
-// Category is one of the six kinds of task of seed 003's evaluation set.
+// Category is one of the six kinds of task of the evaluation set
+// (docs/evaluation.md).
 // The zero value is invalid: every case names its category.
 type Category uint8
 
-// The categories, in the seed's order.
+// The categories, in order.
 const (
 	// NormalSuccess: call, execution and business all succeed.
 	NormalSuccess Category = 1
@@ -51,7 +52,7 @@ var categoryTitles = [...]string{
 	IntegrationFailure:   "6 final integration",
 }
 
-// Categories returns the six categories in the seed's order.
+// Categories returns the six categories in order.
 func Categories() []Category {
 	return []Category{NormalSuccess, ProtocolFailure, ExecutionFailure, BusinessUnmet, PermissionSideEffect, IntegrationFailure}
 }

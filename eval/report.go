@@ -20,8 +20,8 @@ type Report struct {
 	Model string `json:"model"`
 	// Cases are the scores of each case, in the order run.
 	Cases []CaseResult `json:"cases"`
-	// Categories has one row per category with cases, in the seed's
-	// order; Total sums them.
+	// Categories has one row per category with cases, in the order of
+	// [Categories]; Total sums them.
 	Categories []Row `json:"categories"`
 	Total      Row   `json:"total"`
 	// Metrics are react.Metrics' figures over every run of the report.

@@ -56,8 +56,8 @@ type ResponseContractOptions struct {
 //     stands and Sufficient is not asked (the empty result is the answer).
 //  4. Sufficient: when Contract.Sufficient reports that the result does
 //     not serve the goal, the SUCCESS stands and the call is noted in
-//     call.Execution as insufficient, with the reason (seed 003:
-//     "executed, business not satisfied").
+//     call.Execution as insufficient, with the reason ("executed,
+//     business not satisfied").
 //
 // Why this order: Business and IsEmpty read fields of the result and may
 // only trust them once the result has the agreed shape, so the shape comes

@@ -8,7 +8,7 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 )
 
-// This file holds the three layers of success of seed 003 as the loop
+// This file holds the three layers of success (docs/evaluation.md) as the loop
 // reports them for every call: was the call a legitimate request (call
 // layer), did the tool do what its contract promises (execution layer),
 // did the result move the task (business layer). Each layer has its own
@@ -92,7 +92,7 @@ func (s *CallStatus) UnmarshalText(b []byte) error {
 }
 
 // ExecStatus is the execution layer of one tool call: the execution status
-// classes of seed 003 (ok, empty, invalid_request, forbidden, not_found,
+// classes (ok, empty, invalid_request, forbidden, not_found,
 // timeout, temporarily_unavailable, unknown), plus result_invalid (the
 // answer broke the tool's output contract) and reused (an earlier
 // identical write's stored result answered the call; nothing executed).
@@ -377,7 +377,7 @@ type Attempt struct {
 	Status ExecStatus `json:"status"`
 }
 
-// Layers is the three-layer account of one tool call (seed 003): the
+// Layers is the three-layer account of one tool call (docs/evaluation.md): the
 // status of each layer, and the attempts behind the execution status — the
 // first attempt is kept even when a retry recovered, so a trace shows both
 // the instability and the recovery.

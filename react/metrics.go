@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// Metrics counts the events of runs per layer of success (seed 003), each
+// Metrics counts the events of runs per layer of success, each
 // layer with its own figures and denominators, never merged into one
 // "tool success rate":
 //

@@ -467,7 +467,7 @@ func (o *openRuns) start(run string) {
 	if o.runs == nil {
 		o.runs = make(map[string]uint8)
 	}
-	if len(o.runs) >= maxOpenRuns {
+	if _, open := o.runs[run]; !open && len(o.runs) >= maxOpenRuns {
 		for k := range o.runs {
 			delete(o.runs, k)
 			break

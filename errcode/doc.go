@@ -13,8 +13,8 @@
 //     (ids are never reused or renumbered), smaller, and needs no lookup
 //     table in SQL; a stored id that this version does not define reads
 //     back as an invalid Code ([Code.IsValid]), never as another code;
-//   - the [Layer] where the failure belongs (call, execution or business; seed
-//     003's three layers of success);
+//   - the [Layer] where the failure belongs (call, execution or business: the
+//     three layers of success, docs/evaluation.md);
 //   - an execution status [Class] where it has one (invalid_request,
 //     forbidden, not_found, timeout, temporarily_unavailable, too_large,
 //     ...);

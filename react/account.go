@@ -187,11 +187,10 @@ func (r *run) restoreEvidenced() {
 		if t, ok := r.l.catalog.Lookup(c.Tool); ok && t.Effect.IsWrite() {
 			r.evidenced.Clear()
 		}
-		if (c.Business == BusinessEvidence || c.Business == BusinessRepeated) && c.Fingerprint != "" {
-			d, err := strconv.ParseUint(c.ResultDigest, 16, 64)
-			if err != nil {
-				continue // a report without a digest judges the next result anew
-			}
+		if c.Fingerprint == "" || c.ResultDigest == "" {
+			continue // no result judged by its digest (a report from before digests judges the next result anew)
+		}
+		if d, err := strconv.ParseUint(c.ResultDigest, 16, 64); err == nil {
 			r.evidenced.Swap(c.Fingerprint, d)
 		}
 	}

@@ -1,10 +1,15 @@
 package react
 
 import (
+	"context"
 	"errors"
 	"hash/fnv"
 	"strconv"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/reactguard/reactguard/tool"
 )
 
 // openRuns keeps the runs started here until they end, with what they
@@ -79,5 +84,46 @@ func TestResultDigest(t *testing.T) {
 	}
 	if resultDigest([]byte(`1`), nil) == resultDigest([]byte(`2`), nil) {
 		t.Error("two results share a digest")
+	}
+}
+
+// restoreEvidenced rebuilds, from the reports in order, the digest of each
+// fingerprint's last result since the last write: a write that ran clears
+// them, a report without a digest (or a built-in call, or a call that did
+// not run) adds none.
+func TestRestoreEvidenced(t *testing.T) {
+	read := &tool.Tool{Name: "read", Effect: tool.Read, InputSchema: &jsonschema.Schema{Type: "object"},
+		Func: func(context.Context, tool.Request) (any, error) { return nil, nil }}
+	write := &tool.Tool{Name: "write", Effect: tool.Write, InputSchema: &jsonschema.Schema{Type: "object"},
+		Func: func(context.Context, tool.Request) (any, error) { return nil, nil }}
+	l, err := New(Config{Model: ModelFunc(func(context.Context, Request) (Response, error) { return Response{}, nil }), Tools: tool.MustCatalog(read, write)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const a, b, c, d = "0000000000000000000000000000000a", "0000000000000000000000000000000b", "0000000000000000000000000000000c", "0000000000000000000000000000000d"
+	ran := func(toolName, fp, digest string, business BusinessStatus) CallReport {
+		return CallReport{Tool: toolName, Fingerprint: fp, ResultDigest: digest, Layers: Layers{Attempts: 1, Business: business}}
+	}
+	r := &run{l: l, calls: []CallReport{
+		ran("read", a, "1", BusinessEvidence),
+		ran("write", "", "", BusinessEvidence),                                             // a write ran: a is judged anew
+		ran("read", b, "2", BusinessEvidence),                                              // kept
+		ran("read", c, "", BusinessInsufficient),                                           // no digest
+		ran("read", d, "zz", BusinessEvidence),                                             // not a digest
+		{Tool: "read", Fingerprint: a, ResultDigest: "1"},                                  // did not run
+		{Tool: "builtin_node_finish", Builtin: true, ResultDigest: "1"},                    // built-in
+		{Tool: "write", Layers: Layers{Execution: ExecReused, Business: BusinessRepeated}}, // reused: did not run, clears nothing
+	}}
+	r.restoreEvidenced()
+	if n := r.evidenced.Len(); n != 1 {
+		t.Fatalf("%d fingerprints restored; want 1 (b)", n)
+	}
+	if r.evidenced.Swap(b, 2) {
+		t.Error("b's digest 2 was not restored")
+	}
+	for _, fp := range []string{a, c, d} {
+		if !r.evidenced.Swap(fp, 1) {
+			t.Errorf("%s was restored; want it judged anew", fp)
+		}
 	}
 }

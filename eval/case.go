@@ -345,7 +345,9 @@ type Incomplete struct {
 // and no word of Contrary may appear un-negated. With About (an entity: a
 // warehouse, an order) the fact is looked for only in the clauses of the
 // answer that name it: "A and B have stock; C has none" says nothing of C
-// being unavailable, and "none" contradicts it.
+// being unavailable, and "none" contradicts it. Name entities distinctly
+// ("Munich", "order 7781"): About is matched as a whole word, so a single
+// letter would also match the article "a".
 type Fact struct {
 	Value    string   `json:"value"`
 	Output   string   `json:"output,omitempty"`

@@ -484,17 +484,6 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// labelChecks counts the status checks of a label.
-func labelChecks(l eval.CallLabel) int {
-	n := 0
-	for _, set := range []bool{l.Outcome != nil, l.Code != nil, l.Call != nil, l.Execution != nil, l.Business != nil, l.Attempts > 0, l.First != nil} {
-		if set {
-			n++
-		}
-	}
-	return n
-}
-
 func markdown(t *testing.T, rep *eval.Report) string {
 	t.Helper()
 	var b bytes.Buffer

@@ -81,6 +81,7 @@ func ModelJudge(m react.Model) Judge {
 
 type modelJudge struct{ m react.Model }
 
+// Review implements [Judge].
 func (j modelJudge) Review(ctx context.Context, req JudgeRequest) (JudgeVerdict, error) {
 	body, err := json.Marshal(struct {
 		Task     string   `json:"task"`

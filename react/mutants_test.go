@@ -1,0 +1,110 @@
+package react_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/runstore"
+)
+
+// This file holds tests written to kill mutants that lived through the
+// package's other tests (docs/mutation.md).
+
+// The call layer's funnel, computed by hand from one run: 7 calls
+// processed (the skipped ones are not), of which 2 cannot be paired (no
+// id, an id used before), 1 names an unknown tool, 1 has invalid
+// arguments, and 3 are valid (two reads and the finish).
+//
+//	pairing    = (7 - 2) / 7           = 5/7
+//	resolution = (5 - 1) / 5           = 4/5
+//	arguments  = (4 - 1) / 4           = 3/4
+//	admission  = valid / processed     = 3/7
+func TestMetrics_CallFunnel(t *testing.T) {
+	list, _, _ := sitesTools()
+	var m react.Metrics
+	e := newEnv(t, newScript(
+		turn(call("", "list_sites", `{}`)),        // no id: unpaired
+		turn(call("a", "list_sites", `{}`)),       // valid
+		turn(call("a", "list_sites", `{"p":2}`)),  // the id again: unpaired
+		turn(call("b", "nope", `{}`)),             // unknown tool
+		turn(call("c", "list_sites", `not json`)), // invalid arguments
+		turn(call("d", "list_sites", `{"p":3}`)),  // valid
+		turn(call("f", react.ToolFinish, `{}`)),   // valid (built-in)
+	), list.Tool)
+	e.cfg.Observer = &m
+	res, err := e.again(e.model).Run(context.Background(), react.Node{Tools: []string{"list_sites"}, NoProgressLimit: 10}, "list")
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	c := m.Snapshot().Call
+	require.Equal(t, int64(7), c.Calls)
+	assert.Equal(t, map[react.CallStatus]int64{react.CallValid: 3, react.CallUnpaired: 2, react.CallUnknownTool: 1, react.CallInvalidArgs: 1}, c.ByStatus)
+	assert.Equal(t, react.Rate{Num: 5, Den: 7}, c.Pairing())
+	assert.Equal(t, react.Rate{Num: 4, Den: 5}, c.Resolution())
+	assert.Equal(t, react.Rate{Num: 3, Den: 4}, c.Arguments())
+	assert.Equal(t, react.Rate{Num: 3, Den: 7}, c.Admission())
+}
+
+// The system prompt of a node without required outputs is kept per
+// instructions for every run of the loop; a node with required outputs
+// never takes it (its prompt carries the phase hint) and never leaves its
+// own behind, in either order.
+func TestSystemPrompt_KeptOnlyWithoutRequiredOutputs(t *testing.T) {
+	list, _, _ := sitesTools()
+	plain := react.Node{Instructions: "Do the task.", Tools: []string{"list_sites"}}
+	required := react.Node{Instructions: "Do the task.", Tools: []string{"list_sites"}, Outputs: []react.Output{{Key: "site", Required: true}}}
+	for _, order := range [][]react.Node{{plain, required, plain}, {required, plain, required}} {
+		m := newScript()
+		for range order {
+			m.turns = append(m.turns, newScript(turn(call("x", react.ToolFail, `{"reason":"no"}`))).turns...)
+		}
+		e := newEnv(t, m, list.Tool)
+		var prompts []string
+		for i, n := range order {
+			_, err := e.loop.Run(context.Background(), n, "go")
+			require.NoError(t, err)
+			prompts = append(prompts, m.requests()[i].Messages[0].Content)
+			hint := strings.Contains(prompts[i], "Required outputs not yet set: site.")
+			assert.Equal(t, len(n.Outputs) > 0, hint, "run %d: the phase hint is there exactly when the node requires an output:\n%s", i, prompts[i])
+		}
+	}
+}
+
+// A resume whose decision cannot be applied returns the decision's error
+// as it is, once the claim was given back; only a release that fails too
+// adds its own error.
+func TestResume_RefusedDecisionErrorUnchanged(t *testing.T) {
+	list, _, create := sitesTools()
+	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	res := e.run(approvalNode, "create a site called blog")
+	cfg := e.cfg
+	cfg.Model = approvalAfter()
+	cfg.Guards = &guard.Options{Ledger: e.guards.Ledger, Approvals: failingApprovals{e.guards.Approvals}, WriteLedger: e.guards.WriteLedger}
+	l, err := react.New(cfg)
+	require.NoError(t, err)
+	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+	require.ErrorIs(t, err, errStore)
+	assert.NotContains(t, err.Error(), "release resume claim", "the release succeeded: nothing to add")
+
+	cfg.Claims = releaseFails{runstore.NewMemoryClaims()}
+	l, err = react.New(cfg)
+	require.NoError(t, err)
+	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+	require.ErrorIs(t, err, errStore)
+	assert.ErrorIs(t, err, errRelease)
+	assert.Contains(t, err.Error(), "release resume claim")
+	assert.Zero(t, create.executions())
+}
+
+var errRelease = errors.New("claims store down")
+
+// releaseFails is a claims store whose Release fails.
+type releaseFails struct{ runstore.Claims }
+
+func (releaseFails) Release(context.Context, string, string) error { return errRelease }

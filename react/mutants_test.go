@@ -108,3 +108,69 @@ var errRelease = errors.New("claims store down")
 type releaseFails struct{ runstore.Claims }
 
 func (releaseFails) Release(context.Context, string, string) error { return errRelease }
+
+// Observers combines the optional interfaces of its members: with one
+// member following runs and another models, or one models and another
+// tools, both are called.
+func TestObservers_CombineOptionalInterfaces(t *testing.T) {
+	list, _, _ := sitesTools()
+	for _, pair := range [][2]string{{"run", "model"}, {"model", "tool"}, {"run", "tool"}} {
+		a, b := &lifeRecorder{only: pair[0]}, &lifeRecorder{only: pair[1]}
+		e := newEnv(t, newScript(turn(call("l", "list_sites", `{}`)), turn(finish("f"))), list.Tool)
+		e.cfg.Observer = react.Observers(a.observer(), b.observer())
+		_, err := e.again(e.model).Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "go")
+		require.NoError(t, err)
+		assert.Positive(t, a.calls, "%v: the %s observer was called", pair, pair[0])
+		assert.Positive(t, b.calls, "%v: the %s observer was called", pair, pair[1])
+	}
+}
+
+// lifeRecorder counts the calls of one optional interface.
+type lifeRecorder struct {
+	only  string
+	calls int
+}
+
+func (r *lifeRecorder) observer() react.Observer {
+	switch r.only {
+	case "run":
+		return runObs{r: r}
+	case "model":
+		return modelObs{r: r}
+	}
+	return toolObs{r: r}
+}
+
+type runObs struct {
+	react.NopObserver
+	r *lifeRecorder
+}
+
+func (runObs) Carry(context.Context) map[string]string       { return nil }
+func (o runObs) OnRunEnd(context.Context, react.RunEndEvent) { o.r.calls++ }
+func (o runObs) OnRunStart(ctx context.Context, _ react.RunStartEvent) context.Context {
+	o.r.calls++
+	return ctx
+}
+
+type modelObs struct {
+	react.NopObserver
+	r *lifeRecorder
+}
+
+func (o modelObs) OnModelStart(ctx context.Context, _ react.ModelStartEvent) context.Context {
+	o.r.calls++
+	return ctx
+}
+func (o modelObs) OnModelEnd(context.Context, react.ModelEndEvent) { o.r.calls++ }
+
+type toolObs struct {
+	react.NopObserver
+	r *lifeRecorder
+}
+
+func (o toolObs) OnToolStart(ctx context.Context, _ react.ToolStartEvent) context.Context {
+	o.r.calls++
+	return ctx
+}
+func (o toolObs) OnToolEnd(context.Context, react.ToolEndEvent) { o.r.calls++ }

@@ -174,3 +174,19 @@ func (o toolObs) OnToolStart(ctx context.Context, _ react.ToolStartEvent) contex
 	return ctx
 }
 func (o toolObs) OnToolEnd(context.Context, react.ToolEndEvent) { o.r.calls++ }
+
+// A call without an id gets rg_<round>_<position>, and when the model
+// already used that id, the next free rg_<round>_<position>_<n> from n = 2.
+func TestGeneratedIDs(t *testing.T) {
+	list, _, _ := sitesTools()
+	e := newEnv(t, newScript(
+		turn(call("rg_1_2", "list_sites", `{}`), call("", "list_sites", `{"p":2}`), call("rg_1_3_2", "list_sites", `{"p":3}`), call("", "list_sites", `{"p":4}`)),
+		turn(finish("f")),
+	), list.Tool)
+	res := e.run(react.Node{Tools: []string{"list_sites"}, NoProgressLimit: 5}, "go")
+	var ids []string
+	for _, tc := range res.Transcript[1].ToolCalls {
+		ids = append(ids, tc.ID)
+	}
+	assert.Equal(t, []string{"rg_1_2", "rg_1_2_2", "rg_1_3_2", "rg_1_4"}, ids)
+}

@@ -180,7 +180,7 @@ func (o toolObs) OnToolEnd(context.Context, react.ToolEndEvent) { o.r.calls++ }
 func TestGeneratedIDs(t *testing.T) {
 	list, _, _ := sitesTools()
 	e := newEnv(t, newScript(
-		turn(call("rg_1_2", "list_sites", `{}`), call("", "list_sites", `{"p":2}`), call("rg_1_3_2", "list_sites", `{"p":3}`), call("", "list_sites", `{"p":4}`)),
+		turn(call("rg_1_4", "list_sites", `{}`), call("rg_1_4_2", "list_sites", `{"p":2}`), call("", "list_sites", `{"p":3}`), call("", "list_sites", `{"p":4}`)),
 		turn(finish("f")),
 	), list.Tool)
 	res := e.run(react.Node{Tools: []string{"list_sites"}, NoProgressLimit: 5}, "go")
@@ -188,5 +188,5 @@ func TestGeneratedIDs(t *testing.T) {
 	for _, tc := range res.Transcript[1].ToolCalls {
 		ids = append(ids, tc.ID)
 	}
-	assert.Equal(t, []string{"rg_1_2", "rg_1_2_2", "rg_1_3_2", "rg_1_4"}, ids)
+	assert.Equal(t, []string{"rg_1_4", "rg_1_4_2", "rg_1_3", "rg_1_4_3"}, ids, "rg_1_4 and rg_1_4_2 are taken: the fourth call gets rg_1_4_3")
 }

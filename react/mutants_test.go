@@ -3,7 +3,9 @@ package react_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -189,4 +191,39 @@ func TestGeneratedIDs(t *testing.T) {
 		ids = append(ids, tc.ID)
 	}
 	assert.Equal(t, []string{"rg_1_4", "rg_1_4_2", "rg_1_3", "rg_1_4_3"}, ids, "rg_1_4 and rg_1_4_2 are taken: the fourth call gets rg_1_4_3")
+}
+
+// The reads of a turn dispatched in parallel keep their positions in the
+// turn, in every event the tool observer receives.
+func TestParallelReads_Positions(t *testing.T) {
+	list, _, _ := sitesTools()
+	rec := &positions{at: map[string]int{}}
+	e := newEnv(t, newScript(
+		turn(call("a", "list_sites", `{"p":1}`), call("b", "list_sites", `{"p":2}`), call("c", "list_sites", `{"p":3}`)),
+		turn(finish("f")),
+	), list.Tool)
+	e.cfg.Observer = rec
+	_, err := e.again(e.model).Run(context.Background(), react.Node{Tools: []string{"list_sites"}, ParallelReads: true}, "go")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"a": 0, "b": 1, "c": 2, "f": 0}, rec.snapshot())
+}
+
+// positions records the Position of every ToolEndEvent, by call id.
+type positions struct {
+	react.NopObserver
+	mu sync.Mutex
+	at map[string]int
+}
+
+func (p *positions) OnToolStart(ctx context.Context, _ react.ToolStartEvent) context.Context { return ctx }
+func (p *positions) OnToolEnd(_ context.Context, e react.ToolEndEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.at[e.CallID] = e.Position
+}
+
+func (p *positions) snapshot() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.at)
 }

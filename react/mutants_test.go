@@ -215,7 +215,9 @@ type positions struct {
 	at map[string]int
 }
 
-func (p *positions) OnToolStart(ctx context.Context, _ react.ToolStartEvent) context.Context { return ctx }
+func (p *positions) OnToolStart(ctx context.Context, _ react.ToolStartEvent) context.Context {
+	return ctx
+}
 func (p *positions) OnToolEnd(_ context.Context, e react.ToolEndEvent) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

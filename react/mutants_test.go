@@ -14,6 +14,7 @@ import (
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/tool"
 )
 
 // This file holds tests written to kill mutants that lived through the
@@ -228,4 +229,25 @@ func (p *positions) snapshot() map[string]int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.at)
+}
+
+// A result is cut only when it is longer than MaxResultBytes, and never
+// inside a rune.
+func TestResultTruncated_Bounds(t *testing.T) {
+	run := func(max int) string {
+		t.Helper()
+		big := newFake("big", tool.Read, ok(strings.Repeat("é", 100))) // 202 bytes of JSON
+		e := newEnv(t, newScript(turn(call("a", "big", `{}`)), turn(finish("f"))), big.Tool)
+		cfg := e.cfg
+		cfg.MaxResultBytes = max
+		l, err := react.New(cfg)
+		require.NoError(t, err)
+		res, err := l.Run(context.Background(), react.Node{Tools: []string{"big"}}, "hi")
+		require.NoError(t, err)
+		return toolMessage(t, res.Transcript, "a").Content
+	}
+	assert.Equal(t, "big succeeded\n\""+strings.Repeat("é", 100)+"\"", run(202), "exactly MaxResultBytes: not cut")
+	assert.Contains(t, run(201), "[result truncated to 201 of 202 bytes", "one byte less: cut (before the closing quote)")
+	assert.Equal(t, "big succeeded\n\""+strings.Repeat("é", 10)+"\n[result truncated to 21 of 202 bytes; full payload: a]", run(22),
+		"byte 22 is inside a rune: the cut moves back to 21")
 }

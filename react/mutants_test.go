@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -250,4 +251,65 @@ func TestResultTruncated_Bounds(t *testing.T) {
 	assert.Contains(t, run(201), "[result truncated to 201 of 202 bytes", "one byte less: cut (before the closing quote)")
 	assert.Equal(t, "big succeeded\n\""+strings.Repeat("é", 10)+"\n[result truncated to 21 of 202 bytes; full payload: a]", run(22),
 		"byte 22 is inside a rune: the cut moves back to 21")
+}
+
+// A snapshot sealed exactly SnapshotMaxAge ago still resumes; one second
+// more and it has expired.
+func TestSnapshotMaxAge_Bound(t *testing.T) {
+	for _, tt := range []struct {
+		after   time.Duration
+		expired bool
+	}{{24 * time.Hour, false}, {24*time.Hour + time.Second, true}} {
+		now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+		var mu sync.Mutex
+		list, _, create := sitesTools()
+		e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+		cfg := e.cfg
+		cfg.SnapshotMaxAge = 24 * time.Hour
+		cfg.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		l, err := react.New(cfg)
+		require.NoError(t, err)
+		res, err := l.Run(context.Background(), approvalNode, "create a site called blog")
+		require.NoError(t, err)
+		mu.Lock()
+		now = now.Add(tt.after)
+		mu.Unlock()
+		cfg.Model = approvalAfter()
+		l, err = react.New(cfg)
+		require.NoError(t, err)
+		_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+		assert.Equal(t, tt.expired, errors.Is(err, react.ErrSnapshotExpired), "sealed %v ago: %v", tt.after, err)
+	}
+}
+
+// A run interrupted before its first round resumes (round 0 is no
+// negative counter).
+func TestResume_InterruptedAtRoundZero(t *testing.T) {
+	list, _, _ := sitesTools()
+	e := newEnv(t, newScript(errors.New("model down")), list.Tool)
+	res, err := e.loop.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "go")
+	require.Error(t, err)
+	require.Equal(t, react.Interrupted, res.Status)
+	got, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), res.Snapshot, react.Continue())
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, got.Status)
+}
+
+// Outputs set before a suspension are in the snapshot: the resumed run
+// finishes with them, its goal met.
+func TestResume_KeepsOutputs(t *testing.T) {
+	list, _, _ := sitesTools()
+	node := react.Node{Tools: []string{"list_sites"}, Outputs: []react.Output{{Key: "site", Required: true, Tool: "list_sites", Field: "sites.id"}}}
+	e := newEnv(t, newScript(
+		turn(call("l", "list_sites", `{}`)),
+		turn(call("o", react.ToolOutputSet, `{"key":"site","value":7,"sourceType":"tool_result","sourceRef":"l"}`)),
+		turn(call("q", react.ToolFollowUp, `{"question":"Is site 7 the right one?"}`)),
+	), list.Tool)
+	res := e.run(node, "which site?")
+	require.Equal(t, react.Suspended, res.Status)
+	got, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), res.Snapshot, react.Answer("yes"))
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, got.Status)
+	assert.JSONEq(t, `7`, string(got.Outputs["site"].Value))
+	assert.Equal(t, react.GoalMet, got.Goal)
 }

@@ -119,7 +119,7 @@ func (e *env) loop() *react.Loop {
 		Guards:   e.stores,
 		Observer: react.Observers(e.rec, react.NewLogObserver(logger)),
 		Logger:   logger,
-		NewRunID: func() string { return "run-1" },
+		NewRunID: func(context.Context) string { return "run-1" },
 	})
 	require.NoError(e.t, err)
 	return l

@@ -61,9 +61,11 @@ type WriteGateOptions struct {
 	// by reusing an earlier successful write (§4 counts the reuse as a
 	// success), so the model can cite that call like any executed one
 	// (builtin_output_set's sourceRef, result provenance). [Default] passes
-	// the chain's evidence ledger. The record has no fingerprint: a reuse
-	// is not an execution and does not count towards the fingerprint
-	// guard's limit. Nil records nothing.
+	// the chain's evidence ledger. The record carries the call's
+	// fingerprint, so a reuse counts towards the fingerprint guard's limit
+	// like an execution: a model that calls an applied write again and
+	// again is stopped with FINGERPRINT_TRIP instead of being answered
+	// SUCCESS (reused) until the round limit. Nil records nothing.
 	Ledger evidence.Ledger
 }
 
@@ -384,9 +386,10 @@ func (g *writeGate) reused(ctx context.Context, call invoker.Call, result json.R
 		data = result
 	}
 	if g.evidence != nil {
-		// No fingerprint: a reuse is not an execution, so the fingerprint
-		// guard does not count it (evidence.Record.Fingerprint).
-		r := evidence.Record{CallID: call.ID, Tool: call.Name,
+		// With the fingerprint: a reuse is not an execution, but it counts
+		// as a repeat of the call (the fingerprint guard's limit).
+		fp, _ := callFingerprint(&call)
+		r := evidence.Record{CallID: call.ID, Tool: call.Name, Fingerprint: fp,
 			Outcome: outcome.Success, Payload: encodePayload(data), Attempt: max(call.Attempt, 1), Round: call.Round}
 		if err := g.evidence.Append(ctx, call.Run, r); err != nil {
 			return observation.Observation{}, fmt.Errorf("guard: write gate: record reused write of call %q: %w", call.ID, err)

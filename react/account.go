@@ -90,7 +90,7 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 func (r *run) rejectedStatus(code errcode.Code, i int) CallStatus {
 	switch code { //nolint:exhaustive // every other rejection is a refusal by a rule
 	case errcode.ToolCallInvalid:
-		if p, ok := r.wave.invalid[i]; ok && p.Kind == problemNoName {
+		if p, ok := r.wave.invalid[i]; ok && (p.Kind == problemNoName || p.Kind == problemNameTooLong) {
 			return CallUnknownTool
 		}
 		return CallUnpaired

@@ -10,10 +10,12 @@
 //		Tools:        []string{"list_spaces", "create_site"},
 //		Outputs:      []react.Output{{Key: "site_id", Required: true}},
 //	}
-//	res, err := loop.Run(ctx, node, "Create a site called Spring Sale in Marketing.")
+//	owner := react.WithOwner(react.Owner{Tenant: "acme", User: "alice"})
+//	res, err := loop.Run(ctx, node, "Create a site called Spring Sale in Marketing.", owner)
 //	switch res.Status {
-//	case react.Suspended: // an approval or a follow-up question: store res.Snapshot, ask the user
-//		res, err = loop.Resume(ctx, snapshot, react.Approve()) // later, in any process
+//	case react.Suspended: // an approval or a follow-up question: store res.Snapshot, show res.Suspension
+//		d := react.Approve(res.Suspension.Ticket).DecidedBy("alice@acme") // what the person saw, who decided
+//		res, err = loop.Resume(ctx, snapshot, d, owner) // later, in any process
 //	case react.Finished: // res.Outputs["site_id"]
 //	case react.Failed: // res.Failure says why
 //	}
@@ -29,7 +31,20 @@
 // [Loop.Resume] continues a suspended or interrupted run from its snapshot
 // with a [Decision] ([Approve], [Decline], [Answer], [Continue]);
 // [Loop.ResumeRun] does the same by run id with Config.Runs. A nil context
-// is refused ([ErrNilContext]). A Loop keeps no state between runs and is
+// is refused ([ErrNilContext]).
+//
+// # People and owners
+//
+// A run belongs to the owner named when it starts ([WithOwner]: a tenant
+// and a user), sealed into its snapshots; every call that reads or resumes
+// a stopped run checks that the caller's owner covers it ([ErrNotOwner]).
+// A person's decision names what they were shown by the suspension's
+// ticket ([Suspension].Ticket) and who they are ([Decision.DecidedBy]): it
+// applies to that suspension only, a repeat gets [ErrAlreadyResumed] (a
+// [DecidedError]), and it is recorded in Config.Audit before it applies
+// ([Loop.History]). An inbox reads what a run waits for from its sealed
+// snapshot ([Loop.Pending], [Loop.ListPending], [Loop.Inspect]), never
+// from a run store's columns. A Loop keeps no state between runs and is
 // safe for concurrent use; no goroutine outlives Run or Resume.
 //
 // # What a run returns

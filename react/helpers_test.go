@@ -213,7 +213,7 @@ func newEnv(t testing.TB, m *script, tools ...*tool.Tool) *env {
 		Tools:    cat,
 		Guards:   e.guards,
 		Observer: e.rec,
-		NewRunID: func() string { return "run-1" },
+		NewRunID: func(context.Context) string { return "run-1" },
 		Now:      (&clock{}).now,
 	}
 	e.loop, err = react.New(e.cfg)
@@ -296,4 +296,16 @@ func requirePaired(t *testing.T, ms []react.Message) {
 			require.True(t, want[id], "tool message %s answers no call of message %d", id, i)
 		}
 	}
+}
+
+// ticketOf returns the ticket of the suspension sealed in snap, read as an
+// inbox reads it (Loop.Inspect); "" when snap does not open or holds no
+// suspension.
+func ticketOf(t testing.TB, l *react.Loop, snap []byte, opts ...react.RunOption) string {
+	t.Helper()
+	p, err := l.Inspect(context.Background(), snap, opts...)
+	if err != nil || p.Suspension == nil {
+		return ""
+	}
+	return p.Suspension.Ticket
 }

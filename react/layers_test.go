@@ -287,7 +287,7 @@ func TestLayers_EvidenceRepeatAndReuse(t *testing.T) {
 	res := e.run(node, "go")
 	require.Equal(t, react.Suspended, res.Status)
 	m2 := newScript(turn(call("w2", "create", `{"n":1}`)), turn(call("w3", "create", `{"n":1}`)), turn(call("c2", "list", `{"q":"y"}`)), turn(finish("f")))
-	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 

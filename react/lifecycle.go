@@ -93,8 +93,14 @@ type RunStartEvent struct {
 	// Round is the number of model turns the run had already taken: 0 for
 	// Run, the snapshot's count for Resume.
 	Round int
-	// Resumed reports a call of Resume.
+	// Resumed reports a call of Resume (or ResumeRun).
 	Resumed bool
+	// Decision is the kind of decision a resume applies (approve,
+	// decline, answer, continue); "" for Run.
+	Decision string
+	// DecidedBy is who made it ([Decision.DecidedBy]); "" when the host did
+	// not say. It names a person: keep it out of metric attributes.
+	DecidedBy string
 	// Model names the loop's model ([Describer]).
 	Model ModelInfo
 	// Carried is what the observers' Carry returned when the resumed
@@ -226,9 +232,9 @@ func describe(m Model) ModelInfo {
 	return ModelInfo{}
 }
 
-// beginRun reports the start of a call of Run (carried nil) or Resume and
+// beginRun reports the start of a call of Run (d nil) or Resume and
 // returns its context.
-func (r *run) beginRun(ctx context.Context, resumed bool, carried map[string]string) context.Context {
+func (r *run) beginRun(ctx context.Context, d *Decision, carried map[string]string) context.Context {
 	ro := r.l.obs.run
 	if ro == nil {
 		return ctx
@@ -236,10 +242,14 @@ func (r *run) beginRun(ctx context.Context, resumed bool, carried map[string]str
 	if len(carried) == 0 {
 		carried = nil
 	}
-	return ro.OnRunStart(ctx, RunStartEvent{
+	e := RunStartEvent{
 		NodeEvent: NodeEvent{Run: r.id, Node: r.node.Name},
-		Round:     r.round, Resumed: resumed, Model: r.l.info, Carried: carried,
-	})
+		Round:     r.round, Resumed: d != nil, Model: r.l.info, Carried: carried,
+	}
+	if d != nil {
+		e.Decision, e.DecidedBy = d.kind.String(), d.by
+	}
+	return ro.OnRunStart(ctx, e)
 }
 
 // endRun reports the end of a call of Run or Resume; it must be deferred

@@ -333,7 +333,7 @@ func TestLifecycleCarryAcrossResume(t *testing.T) {
 	cfg.Model = newScript(turn(call("w2", "create_site", `{}`)), turn(finish("f")))
 	l2, err := react.New(cfg)
 	require.NoError(t, err)
-	res, err = l2.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err = l2.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	require.Len(t, s2.runs, 1)
@@ -370,7 +370,7 @@ func TestLifecycleCarryBound(t *testing.T) {
 	cfg.Observer, cfg.Model = s2, newScript(turn(finish("f")))
 	l2, err := react.New(cfg)
 	require.NoError(t, err)
-	_, err = l2.Resume(context.Background(), res.Snapshot, react.Answer("the blue one"))
+	_, err = l2.Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "the blue one"))
 	require.NoError(t, err)
 	require.Len(t, s2.runs, 1)
 	got := s2.runs[0].Carried
@@ -435,7 +435,7 @@ func TestLifecycleEndsOnErrors(t *testing.T) {
 		cfg.Observer = s
 		l, err := react.New(cfg)
 		require.NoError(t, err)
-		_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+		_, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, react.ErrDecision)
 		assert.Empty(t, s.get(), "refused before the claim, like a refused snapshot")
 	})
@@ -450,7 +450,7 @@ func TestLifecycleEndsOnErrors(t *testing.T) {
 		cfg.Observer, cfg.Guards = s, &guard.Options{} // another approvals store: the call is not pending there
 		l, err := react.New(cfg)
 		require.NoError(t, err)
-		res, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+		res, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, guard.ErrNotPending)
 		require.Equal(t, react.Suspended, res.Status)
 		require.Len(t, s.ends, 1, "the claimed resume started and ended")

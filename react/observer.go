@@ -337,6 +337,7 @@ var (
 //	               (WARN when FAILED, INFO otherwise)
 //	TOOL skipped   tool=… call_id=…                                        (INFO)
 //	REACT node_started                                                     (INFO)
+//	REACT resumed  decision=… [by=…]                                      (INFO)
 //	REACT no_tool_calls                                                    (INFO)
 //	REACT stall    count=… limit=… reason=…                                (INFO)
 //	REACT stall_reset                                                      (INFO)
@@ -386,6 +387,34 @@ func (l *LogObserver) OnNodeStarted(ctx context.Context, e NodeEvent) {
 	}
 	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
 }
+
+// OnRunStart implements [RunObserver]: it logs "REACT resumed" with the
+// decision and who made it for a call of Resume; Run is logged by
+// OnNodeStarted.
+func (l *LogObserver) OnRunStart(ctx context.Context, e RunStartEvent) context.Context {
+	if !e.Resumed {
+		return ctx
+	}
+	lg, on := l.enabled(ctx, slog.LevelInfo)
+	if !on {
+		return ctx
+	}
+	attrs := []slog.Attr{slog.String("decision", e.Decision)}
+	if e.DecidedBy != "" {
+		attrs = append(attrs, slog.String("by", e.DecidedBy))
+	}
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT resumed", roundAttrs(RoundEvent{NodeEvent: e.NodeEvent, Round: e.Round}, attrs...)...)
+	return ctx
+}
+
+// OnRunEnd implements [RunObserver]; the end of a run is logged by
+// OnFinished, OnFailed and OnSuspended.
+func (l *LogObserver) OnRunEnd(context.Context, RunEndEvent) {}
+
+// Carry implements [RunObserver]; the log carries nothing.
+func (l *LogObserver) Carry(context.Context) map[string]string { return nil }
+
+var _ RunObserver = (*LogObserver)(nil)
 
 // OnToolInvoked implements [Observer].
 func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {

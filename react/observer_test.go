@@ -114,7 +114,7 @@ func TestMetrics(t *testing.T) {
 	)
 	l, err = react.New(cfg)
 	require.NoError(t, err)
-	res, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	cfg.Model = newScript(turn(call("x", react.ToolFail, `{"reason":"cannot"}`)))

@@ -34,6 +34,8 @@ type run struct {
 	observer Observer
 
 	id          string
+	owner       Owner
+	ticket      string // the ticket of the suspension last sealed
 	node        Node
 	round       int
 	stalls      int
@@ -88,9 +90,21 @@ type problem struct {
 }
 
 const (
-	problemNoID       = "no_id"
-	problemIDRepeated = "id_repeated"
-	problemNoName     = "no_name"
+	problemNoID        = "no_id"
+	problemIDRepeated  = "id_repeated"
+	problemNoName      = "no_name"
+	problemIDTooLong   = "id_too_long"
+	problemNameTooLong = "name_too_long"
+)
+
+// MaxCallID and MaxToolName bound, in bytes, the call id and the tool name
+// of a model's tool call: a call past either is answered REJECTED
+// TOOL_CALL_INVALID without running, so that no id a store must index
+// (approvals, evidence) can be longer than every store accepts. The call
+// keeps its id in the transcript, paired with its tool message.
+const (
+	MaxCallID   = 256
+	MaxToolName = 256
 )
 
 // newRun prepares a run of node.
@@ -296,8 +310,12 @@ func (r *run) appendAssistant(resp Response) {
 			p = problem{Kind: problemIDRepeated, ID: c.ID}
 			c.ID = r.genID(i)
 			r.ids[c.ID] = struct{}{}
+		case len(c.ID) > MaxCallID:
+			p = problem{Kind: problemIDTooLong}
 		case strings.TrimSpace(c.Name) == "":
 			p = problem{Kind: problemNoName}
+		case len(c.Name) > MaxToolName:
+			p = problem{Kind: problemNameTooLong}
 		}
 		if p.Kind != "" {
 			if invalid == nil {
@@ -551,6 +569,10 @@ func (r *run) problemText(p problem) string {
 		return r.cat.Text(prompt.ReasonCallWithoutID)
 	case problemIDRepeated:
 		return r.cat.Text(prompt.ReasonCallIDRepeated, "id", p.ID)
+	case problemIDTooLong:
+		return r.cat.Text(prompt.ReasonCallIDTooLong, "max", strconv.Itoa(MaxCallID))
+	case problemNameTooLong:
+		return r.cat.Text(prompt.ReasonCallNameTooLong, "max", strconv.Itoa(MaxToolName))
 	default:
 		return r.cat.Text(prompt.ReasonCallWithoutName)
 	}
@@ -686,7 +708,9 @@ func (r *run) skipRest(ctx context.Context, exitedBy string) {
 // render is the content of a tool message: the message of a non-success,
 // or a success's message followed by its payload as JSON, cut down to the
 // loop's MaxResultBytes with RESULT_TRUNCATED naming the call id under
-// which the full payload is recorded.
+// which the full payload is recorded when the evidence guard keeps it
+// (within its MaxPayload, or offloaded), RESULT_TRUNCATED_NOT_KEPT
+// otherwise.
 func (r *run) render(callID string, obs observation.Observation) string {
 	if obs.Outcome() != outcome.Success {
 		return obs.MessageIn(r.cat)
@@ -704,6 +728,10 @@ func (r *run) render(callID string, obs observation.Observation) string {
 		for cut > 0 && !utf8Start(b[cut]) {
 			cut--
 		}
+		if !r.l.payloadKept(len(b)) {
+			return msg + "\n" + string(b[:cut]) + "\n" + r.cat.Text(prompt.ResultTruncatedNotKept,
+				"kept", strconv.Itoa(cut), "total", strconv.Itoa(len(b)))
+		}
 		return msg + "\n" + string(b[:cut]) + "\n" + r.cat.Text(prompt.ResultTruncated,
 			"kept", strconv.Itoa(cut), "total", strconv.Itoa(len(b)), "ref", callID)
 	}
@@ -711,6 +739,13 @@ func (r *run) render(callID string, obs observation.Observation) string {
 		return string(b)
 	}
 	return msg + "\n" + string(b)
+}
+
+// payloadKept reports whether the evidence guard keeps a payload of n bytes
+// in full (in the ledger, or offloaded), so that RESULT_TRUNCATED may name
+// it; false when the loop does not know (a custom handler).
+func (l *Loop) payloadKept(n int) bool {
+	return l.keptUpTo < 0 || n <= l.keptUpTo
 }
 
 // utf8Start reports whether b can start a UTF-8 sequence.

@@ -125,7 +125,7 @@ func Example_agent() {
 
 	res, _ := loop.Run(ctx, node, "create a site")
 	fmt.Println(res.Status, res.Suspension.Kind, "executions:", create.Executions())
-	res, _ = loop.Resume(ctx, res.Snapshot, react.Approve())
+	res, _ = loop.Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	fmt.Println(res.Status, "executions:", create.Executions(), "turns left:", model.Remaining())
 	// Output:
 	// suspended approval executions: 0

@@ -190,6 +190,13 @@ const (
 	KeyOutputs = attribute.Key("reactguard.run.outputs")
 	// KeyResumed is true on the span of a call of Resume.
 	KeyResumed = attribute.Key("reactguard.run.resumed")
+	// KeyDecision is the decision a call of Resume applies: approve,
+	// decline, answer, continue (spans only).
+	KeyDecision = attribute.Key("reactguard.decision")
+	// KeyDecidedBy is who made that decision, as the host identified them
+	// (react.Decision.DecidedBy). It names a person: it is set on the span
+	// of the resume only, never on a metric.
+	KeyDecidedBy = attribute.Key("reactguard.decision.by")
 	// KeyFailure is why a run failed: model, no_progress, round_limit.
 	KeyFailure = attribute.Key("reactguard.run.failure")
 	// KeySuspension is what a suspension waits for: approval, follow_up.

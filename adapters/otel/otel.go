@@ -258,6 +258,12 @@ func (o *Observer) OnRunStart(ctx context.Context, e react.RunStartEvent) contex
 	if e.Model.Name != "" {
 		attrs = append(attrs, keyRequestModel.String(e.Model.Name))
 	}
+	if e.Decision != "" {
+		attrs = append(attrs, KeyDecision.String(e.Decision))
+	}
+	if e.DecidedBy != "" {
+		attrs = append(attrs, KeyDecidedBy.String(e.DecidedBy))
+	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
 	if len(e.Carried) > 0 {
 		prev := trace.SpanContextFromContext(o.prop.Extract(context.Background(), propagation.MapCarrier(e.Carried)))

@@ -75,6 +75,7 @@ type Stores struct {
 	WriteLedger guard.WriteLedger
 	Claims      runstore.Claims
 	Runs        runstore.Store
+	Audit       runstore.Audit
 	// Close closes the store.
 	Close func()
 }
@@ -279,10 +280,10 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		}
 	}
 	run := os.Getenv(EnvRun)
-	newID := func() string { return run }
+	newID := func(context.Context) string { return run }
 	if role == RoleLoad {
 		var n atomic.Int64
-		newID = func() string { return run + "-" + strconv.FormatInt(n.Add(1), 10) }
+		newID = func(context.Context) string { return run + "-" + strconv.FormatInt(n.Add(1), 10) }
 	}
 	runs := stores.Runs
 	if role == RoleRerun {
@@ -293,6 +294,7 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		Guards:       &guard.Options{Ledger: stores.Ledger, Approvals: stores.Approvals, WriteLedger: stores.WriteLedger},
 		Claims:       stores.Claims,
 		Runs:         runs,
+		Audit:        stores.Audit,
 		SnapshotKeys: [][]byte{key},
 		NewRunID:     newID,
 	})
@@ -321,11 +323,25 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 			if rerr != nil {
 				return rerr
 			}
-			res, err = loop.Resume(ctx, snap, react.Approve())
+			p, perr := loop.Inspect(ctx, snap)
+			if perr != nil {
+				return perr
+			}
+			res, err = loop.Resume(ctx, snap, react.Approve(p.Suspension.Ticket))
 		case RoleAnswer:
-			res, err = loop.ResumeRun(ctx, run, react.Answer("Check it again."))
+			p, perr := loop.Pending(ctx, run)
+			if perr != nil {
+				return perr
+			}
+			res, err = loop.ResumeRun(ctx, run, react.Answer(p.Suspension.Ticket, "Check it again."))
 		default:
-			res, err = loop.ResumeRun(ctx, run, react.Approve())
+			// As an inbox does: read what the run waits for from its
+			// sealed snapshot, and approve exactly that.
+			p, perr := loop.Pending(ctx, run)
+			if perr != nil {
+				return perr
+			}
+			res, err = loop.ResumeRun(ctx, run, react.Approve(p.Suspension.Ticket))
 		}
 		switch {
 		case errors.Is(err, react.ErrAlreadyResumed):
@@ -394,7 +410,7 @@ func load(ctx context.Context, loop *react.Loop, obs *verdicts, out io.Writer) e
 				if res.Status != react.Suspended {
 					return fmt.Errorf("run %s: %s before approval", res.Run, res.Status)
 				}
-				res, err = loop.ResumeRun(ctx, res.Run, react.Approve())
+				res, err = loop.ResumeRun(ctx, res.Run, react.Approve(res.Suspension.Ticket))
 				if err != nil {
 					return err
 				}

@@ -44,7 +44,7 @@ func counted(b testing.TB) (storetest.Stores, func() int64) {
 		b.Fatal(err)
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Close: s.Close}, c.n.Load
+		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: s.Close}, c.n.Load
 }
 
 // The PostgreSQL stores add at most one round trip to a guarded read and

@@ -31,7 +31,7 @@ func openStores(ctx context.Context, dsn, role string) (storetest.Stores, error)
 		return storetest.Stores{}, err
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Close: s.Close}, nil
+		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: s.Close}, nil
 }
 
 // processes returns the scenarios' processes on the test schema.
@@ -89,4 +89,14 @@ func TestProcesses_KilledWrite(t *testing.T) {
 // the unused approval runs the write once.
 func TestProcesses_KilledBeforeWrite(t *testing.T) {
 	storetest.KilledBeforeWrite(t, processes(t))
+}
+
+// The person's side of approvals, as an attacker tries it (see
+// storetest.RunPerson), over one PostgreSQL database.
+func TestPerson(t *testing.T) {
+	s := open(t, nil)
+	storetest.RunPerson(t, func(*testing.T) storetest.Stores {
+		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() {}}
+	})
 }

@@ -151,11 +151,11 @@ func (r *Runs) Save(ctx context.Context, run runstore.Run) error {
 		return err
 	}
 	_, err := r.s.pool.Exec(ctx, `
-INSERT INTO reactguard_runs (id, node, kind, tool, args, reason, question, snapshot, stopped)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, kind = EXCLUDED.kind, tool = EXCLUDED.tool, args = EXCLUDED.args,
-	reason = EXCLUDED.reason, question = EXCLUDED.question, snapshot = EXCLUDED.snapshot, stopped = EXCLUDED.stopped`,
-		[]byte(run.ID), []byte(run.Node), int16(run.Kind), []byte(run.Tool), run.Args, []byte(run.Reason), []byte(run.Question),
+INSERT INTO reactguard_runs (id, tenant, user_id, node, kind, snapshot, stopped)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (id) DO UPDATE SET tenant = EXCLUDED.tenant, user_id = EXCLUDED.user_id, node = EXCLUDED.node, kind = EXCLUDED.kind,
+	snapshot = EXCLUDED.snapshot, stopped = EXCLUDED.stopped`,
+		[]byte(run.ID), []byte(run.Owner.Tenant), []byte(run.Owner.User), []byte(run.Node), int16(run.Kind),
 		run.Snapshot, micro(run.Stopped))
 	if err != nil {
 		return schemaErr(ctx, "save run", err)
@@ -167,22 +167,22 @@ func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 // scanRun reads the listing columns, and the snapshot when withSnapshot.
 func scanRun(row pgx.Row, withSnapshot bool) (runstore.Run, error) {
-	var id, node, tool, reason, question []byte
+	var id, tenant, user, node []byte
 	var kind int16
 	var run runstore.Run
-	dest := []any{&id, &node, &kind, &tool, &run.Args, &reason, &question, &run.Stopped}
+	dest := []any{&id, &tenant, &user, &node, &kind, &run.Stopped}
 	if withSnapshot {
 		dest = append(dest, &run.Snapshot)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return runstore.Run{}, err
 	}
-	run.ID, run.Node, run.Kind, run.Tool = string(id), string(node), runstore.Kind(kind), string(tool)
-	run.Reason, run.Question, run.Stopped = string(reason), string(question), run.Stopped.UTC()
+	run.ID, run.Node, run.Kind = string(id), string(node), runstore.Kind(kind)
+	run.Owner, run.Stopped = runstore.Owner{Tenant: string(tenant), User: string(user)}, run.Stopped.UTC()
 	return run, nil
 }
 
-const runColumns = `id, node, kind, tool, args, reason, question, stopped`
+const runColumns = `id, tenant, user_id, node, kind, stopped`
 
 // Get implements [runstore.Store.Get].
 func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
@@ -198,11 +198,20 @@ func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
 
 // List implements [runstore.Store.List].
 func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, error) {
+	if err := f.Check(); err != nil {
+		return runstore.Page{}, err
+	}
 	var where []string
 	var args []any
 	arg := func(v any) string {
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
+	}
+	if o := f.Owner; o != nil {
+		where = append(where, "tenant = "+arg([]byte(o.Tenant)))
+		if o.User != "" {
+			where = append(where, "user_id = "+arg([]byte(o.User)))
+		}
 	}
 	if f.Kind != 0 {
 		where = append(where, "kind = "+arg(int16(f.Kind)))
@@ -216,14 +225,14 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	if !f.StoppedAfter.IsZero() {
 		where = append(where, "stopped >= "+arg(micro(f.StoppedAfter)))
 	}
-	if f.Cursor != "" {
-		c, err := runstore.ParseCursor(f.Cursor)
-		if err != nil {
-			return runstore.Page{}, err
-		}
+	if c, ok, _ := f.After(); ok { // checked above
 		where = append(where, "(stopped, id) > ("+arg(micro(c.Stopped))+", "+arg([]byte(c.ID))+")")
 	}
-	q := `SELECT ` + runColumns + ` FROM reactguard_runs`
+	cols := runColumns
+	if f.Snapshots {
+		cols += ", snapshot"
+	}
+	q := `SELECT ` + cols + ` FROM reactguard_runs`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -233,15 +242,14 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	if err != nil {
 		return runstore.Page{}, schemaErr(ctx, "list runs", err)
 	}
-	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstore.Run, error) { return scanRun(row, false) })
+	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runstore.Run, error) { return scanRun(row, f.Snapshots) })
 	if err != nil {
 		return runstore.Page{}, schemaErr(ctx, "list runs", err)
 	}
 	var p runstore.Page
 	if len(runs) > n {
 		runs = runs[:n]
-		last := runs[n-1]
-		p.Next = runstore.Cursor{Stopped: last.Stopped, ID: last.ID}.String()
+		p.Next = f.Next(runs[n-1])
 	}
 	p.Runs = runs
 	return p, nil

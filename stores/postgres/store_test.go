@@ -172,12 +172,12 @@ func TestStrings_AnyBytesRoundTrip(t *testing.T) {
 	if has, err := ev.HasValue(bg, weird, "t", "id", "a\x00b"); err != nil || !has {
 		t.Fatalf("HasValue(a\\x00b) = %v, %v; want true", has, err)
 	}
-	r := runstore.Run{ID: weird, Node: "n\x00", Kind: runstore.FollowUp, Question: weird, Snapshot: []byte{0, 1, 0xff}, Stopped: time.Now()}
+	r := runstore.Run{ID: weird, Node: "n\x00", Kind: runstore.FollowUp, Owner: runstore.Owner{Tenant: "t\x00", User: "ü\x00"}, Snapshot: []byte{0, 1, 0xff}, Stopped: time.Now()}
 	if err := s.Runs().Save(bg, r); err != nil {
 		t.Fatalf("Save with NUL bytes = %v", err)
 	}
 	back, ok, err := s.Runs().Get(bg, weird)
-	if err != nil || !ok || back.Question != weird || back.Node != r.Node || !bytes.Equal(back.Snapshot, r.Snapshot) {
+	if err != nil || !ok || back.Owner != r.Owner || back.Node != r.Node || !bytes.Equal(back.Snapshot, r.Snapshot) {
 		t.Fatalf("Get = %+v, %v, %v; want the run byte for byte", back, ok, err)
 	}
 }

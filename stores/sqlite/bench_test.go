@@ -9,7 +9,7 @@ import (
 func stores(b *testing.B) storetest.Stores {
 	s := open(b, nil)
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Close: func() { _ = s.Close() }}
+		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() { _ = s.Close() }}
 }
 
 // BenchmarkGuardedRead: a read tool through the default guard chain with

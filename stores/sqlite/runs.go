@@ -139,11 +139,11 @@ func (r *Runs) Save(ctx context.Context, run runstore.Run) error {
 		return err
 	}
 	_, err := r.s.db.ExecContext(ctx, `
-INSERT INTO reactguard_runs (id, node, kind, tool, args, reason, question, snapshot, stopped)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (id) DO UPDATE SET node = excluded.node, kind = excluded.kind, tool = excluded.tool, args = excluded.args,
-	reason = excluded.reason, question = excluded.question, snapshot = excluded.snapshot, stopped = excluded.stopped`,
-		blob(run.ID), blob(run.Node), int(run.Kind), blob(run.Tool), nullBytes(run.Args), blob(run.Reason), blob(run.Question),
+INSERT INTO reactguard_runs (id, tenant, user_id, node, kind, snapshot, stopped)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, user_id = excluded.user_id, node = excluded.node, kind = excluded.kind,
+	snapshot = excluded.snapshot, stopped = excluded.stopped`,
+		blob(run.ID), blob(run.Owner.Tenant), blob(run.Owner.User), blob(run.Node), int(run.Kind),
 		run.Snapshot, run.Stopped.UnixMicro())
 	if err != nil {
 		return schemaErr(ctx, "save run", err)
@@ -151,21 +151,21 @@ ON CONFLICT (id) DO UPDATE SET node = excluded.node, kind = excluded.kind, tool 
 	return nil
 }
 
-const runColumns = `id, node, kind, tool, args, reason, question, stopped`
+const runColumns = `id, tenant, user_id, node, kind, stopped`
 
 func scanRun(row scanner, withSnapshot bool) (runstore.Run, error) {
-	var id, node, tool, reason, question []byte
+	var id, tenant, user, node []byte
 	var kind, stopped int64
 	var run runstore.Run
-	dest := []any{&id, &node, &kind, &tool, &run.Args, &reason, &question, &stopped}
+	dest := []any{&id, &tenant, &user, &node, &kind, &stopped}
 	if withSnapshot {
 		dest = append(dest, &run.Snapshot)
 	}
 	if err := row.Scan(dest...); err != nil {
 		return runstore.Run{}, err
 	}
-	run.ID, run.Node, run.Kind, run.Tool = string(id), string(node), runstore.Kind(kind), string(tool)
-	run.Reason, run.Question, run.Stopped = string(reason), string(question), time.UnixMicro(stopped).UTC()
+	run.ID, run.Node, run.Kind = string(id), string(node), runstore.Kind(kind)
+	run.Owner, run.Stopped = runstore.Owner{Tenant: string(tenant), User: string(user)}, time.UnixMicro(stopped).UTC()
 	return run, nil
 }
 
@@ -183,8 +183,17 @@ func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
 
 // List implements [runstore.Store.List].
 func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, error) {
+	if err := f.Check(); err != nil {
+		return runstore.Page{}, err
+	}
 	var where []string
 	var args []any
+	if o := f.Owner; o != nil {
+		where, args = append(where, "tenant = ?"), append(args, blob(o.Tenant))
+		if o.User != "" {
+			where, args = append(where, "user_id = ?"), append(args, blob(o.User))
+		}
+	}
 	if f.Kind != 0 {
 		where, args = append(where, "kind = ?"), append(args, int(f.Kind))
 	}
@@ -197,14 +206,14 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	if !f.StoppedAfter.IsZero() {
 		where, args = append(where, "stopped >= ?"), append(args, f.StoppedAfter.UnixMicro())
 	}
-	if f.Cursor != "" {
-		c, err := runstore.ParseCursor(f.Cursor)
-		if err != nil {
-			return runstore.Page{}, err
-		}
+	if c, ok, _ := f.After(); ok { // checked above
 		where, args = append(where, "(stopped, id) > (?, ?)"), append(args, c.Stopped.UnixMicro(), blob(c.ID))
 	}
-	q := `SELECT ` + runColumns + ` FROM reactguard_runs`
+	cols := runColumns
+	if f.Snapshots {
+		cols += ", snapshot"
+	}
+	q := `SELECT ` + cols + ` FROM reactguard_runs`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
@@ -218,7 +227,7 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	defer func() { _ = rows.Close() }()
 	var runs []runstore.Run
 	for rows.Next() {
-		run, err := scanRun(rows, false)
+		run, err := scanRun(rows, f.Snapshots)
 		if err != nil {
 			return runstore.Page{}, schemaErr(ctx, "list runs", err)
 		}
@@ -230,8 +239,7 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	var p runstore.Page
 	if len(runs) > n {
 		runs = runs[:n]
-		last := runs[n-1]
-		p.Next = runstore.Cursor{Stopped: last.Stopped, ID: last.ID}.String()
+		p.Next = f.Next(runs[n-1])
 	}
 	p.Runs = runs
 	return p, nil

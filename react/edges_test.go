@@ -3,8 +3,6 @@ package react_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -18,7 +16,6 @@ import (
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/invoker"
-	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/runstore"
@@ -355,9 +352,3 @@ func TestPending_Arguments(t *testing.T) {
 	assert.False(t, p.Sealed.IsZero())
 	assert.Nil(t, p.Decided)
 }
-
-var (
-	_ = json.Valid
-	_ = observation.Success
-	_ = errors.New
-)

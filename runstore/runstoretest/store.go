@@ -44,6 +44,7 @@ var storeCases = []storeCase{
 	{"ListByOwner", listByOwner},
 	{"CursorBoundToFilter", cursorBoundToFilter},
 	{"ListSnapshots", listSnapshots},
+	{"ListExactPage", listExactPage},
 	{"ListRefusesOutOfRangeTimes", listRefusesOutOfRangeTimes},
 }
 
@@ -429,4 +430,17 @@ func listRefusesOutOfRangeTimes(t *testing.T, s runstore.Store, prefix string) {
 // cursorAt returns a cursor of f positioned at t, as a forged one would be.
 func cursorAt(f runstore.Filter, t time.Time) string {
 	return f.Next(runstore.Run{ID: "x", Stopped: t})
+}
+
+// A page that holds the last runs exactly has no next cursor: a next page
+// would be empty.
+func listExactPage(t *testing.T, s runstore.Store, prefix string) {
+	for i := range 3 {
+		must(t, s.Save(bg, approvalRun(fmt.Sprintf("%s/%d", prefix, i), prefix, base.Add(time.Duration(i)*time.Second))))
+	}
+	p, err := s.List(bg, runstore.Filter{Node: prefix, Limit: 3})
+	must(t, err)
+	if len(p.Runs) != 3 || p.Next != "" {
+		t.Fatalf("List(3 runs, limit 3) = %d runs, next %q; want 3 and no next page", len(p.Runs), p.Next)
+	}
 }

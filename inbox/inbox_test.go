@@ -130,8 +130,8 @@ func TestApprove(t *testing.T) {
 	page := c.open(id)
 	for _, want := range []string{
 		"Approve <code>pay</code>?",
-		"<code>payee_id</code>", `&#34;p-alice&#34;`, `field &#34;payee_id&#34; of a find_payee result`, "found in the result of call c1",
-		"<code>amount</code>", "the user&#39;s own words", "found in the user&#39;s request",
+		"<code>payee_id</code>", `&#34;p-alice&#34;`, `field &#34;payee_id&#34; of a find_payee result`, "Found in the result of call c1",
+		"<code>amount</code>", "the user&#39;s own words", "Found in the user&#39;s request",
 		"<code>memo</code>", "any value: the tool declares no source",
 		`<button type="submit" class="primary" id="approve">Approve pay</button>`,
 		"No decision on this run yet.",
@@ -220,7 +220,7 @@ func TestAnswer(t *testing.T) {
 	require.Equalf(t, http.StatusSeeOther, r.status, "answer = %d\n%s", r.status, r.body)
 	next := c.open(id)
 	assert.Contains(t, next.body, "Approve <code>close_account</code>?")
-	assert.Contains(t, next.body, "found in the user&#39;s answer 1")
+	assert.Contains(t, next.body, "Found in the user&#39;s answer 1")
 	assert.Contains(t, next.body, "<strong>answered</strong> by you (alice@acme): <q>ACC-7</q>")
 	require.Equal(t, http.StatusSeeOther, c.post(runPath(id), form(t, next, "approve", "")).status)
 	assert.Equal(t, 1, w.Closed("ACC-7"))

@@ -168,18 +168,18 @@ func argViews(args []react.Argument) []argView {
 			v.Source = "the user's own words"
 			switch {
 			case a.UserText == 0:
-				v.Evidence = "found in the user's request"
+				v.Evidence = "Found in the user's request"
 			case a.UserText > 0:
-				v.Evidence = fmt.Sprintf("found in the user's answer %d", a.UserText)
+				v.Evidence = fmt.Sprintf("Found in the user's answer %d", a.UserText)
 			default:
-				v.Evidence, v.Warn = "not found word for word in what the user wrote", true
+				v.Evidence, v.Warn = "Not found word for word in what the user wrote", true
 			}
 		case tool.FromResult:
 			v.Source = fmt.Sprintf("field %q of a %s result", a.Source.Field, a.Source.Tool)
 			if len(a.Calls) == 0 {
-				v.Evidence, v.Warn = "not found in any "+a.Source.Tool+" result the agent saw", true
+				v.Evidence, v.Warn = "Not found in any "+a.Source.Tool+" result the agent saw", true
 			} else {
-				v.Evidence = "found in the result of call " + strings.Join(a.Calls, ", ")
+				v.Evidence = "Found in the result of call " + strings.Join(a.Calls, ", ")
 			}
 		default: // tool.FromAny: any value
 			v.Source = "any value: the tool declares no source"

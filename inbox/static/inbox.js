@@ -20,7 +20,9 @@
   // Times: <time datetime="…Z">… UTC</time> in the viewer's zone.
   var fmt;
   try {
-    fmt = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium', timeZoneName: 'short' });
+    fmt = new Intl.DateTimeFormat(undefined, {
+      year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short'
+    });
   } catch (e) {
     fmt = null;
   }
@@ -47,7 +49,8 @@
   function disableDecisions() {
     decisions.forEach(function (f) {
       f.dataset.sent = '1';
-      f.querySelectorAll('button, textarea').forEach(function (el) { el.disabled = el.tagName === 'BUTTON' ? true : el.disabled; el.readOnly = true; });
+      f.querySelectorAll('button').forEach(function (b) { b.disabled = true; });
+      f.querySelectorAll('textarea').forEach(function (a) { a.readOnly = true; });
     });
   }
   decisions.forEach(function (f) {

@@ -706,3 +706,38 @@ func TestRunIDsInAddresses(t *testing.T) {
 	assert.Equal(t, "./javascript:a%2Fb%3Fc%231", r.header.Get("Location"), "relative to the run's own address")
 	assert.Equal(t, http.StatusNotFound, c.get("/runs/javascript:a/b").status, "an id must be one segment")
 }
+
+// stalling fails every model call of the task "interrupt": the run stops
+// interrupted, waiting for the host, not for a person.
+type stalling struct{ react.Model }
+
+func (m stalling) Generate(ctx context.Context, req react.Request) (react.Response, error) {
+	for _, msg := range req.Messages {
+		if msg.Role == react.RoleUser && msg.Content == "interrupt" {
+			return react.Response{}, errors.New("the model's server is down")
+		}
+	}
+	return m.Model.Generate(ctx, req)
+}
+
+// TestInterrupted: a run interrupted by an error is listed as such, with
+// nothing to decide, and its page offers no decision.
+func TestInterrupted(t *testing.T) {
+	w := inboxtest.New(t, &inboxtest.Options{Loop: func(c *react.Config) { c.Model = stalling{c.Model} }})
+	res, err := w.Loop.Run(context.Background(), react.Node{Name: "desk", Tools: []string{"pay"}}, "interrupt", react.WithOwner(alice))
+	require.Error(t, err)
+	require.Equal(t, react.Interrupted, res.Status)
+	c := as(t, w, "acme:alice")
+	list := c.get("/?kind=interrupted")
+	assert.Contains(t, list.body, "It stopped on an error and goes on when the service continues it; nothing to decide.")
+	assert.Contains(t, list.body, `href="runs/`+res.Run+`"`)
+	assert.NotContains(t, c.get("/?kind=approval").body, res.Run)
+	page := c.open(res.Run)
+	assert.Contains(t, page.body, "<h1>Interrupted run</h1>")
+	assert.NotContains(t, page.body, "<form")
+	var d inbox.DetailJSON
+	require.NoError(t, json.Unmarshal([]byte(c.get("/api"+runPath(res.Run)).body), &d))
+	assert.Equal(t, "interrupted", d.Pending.Status)
+	assert.False(t, d.Pending.Approvable)
+	assert.Empty(t, d.Pending.Form, "no decision can be made on it")
+}

@@ -23,11 +23,7 @@ import (
 	"github.com/reactguard/reactguard/runstore"
 )
 
-var (
-	alice = react.Owner{Tenant: "acme", User: "alice"}
-	carol = react.Owner{Tenant: "acme", User: "carol"}
-	bob   = react.Owner{Tenant: "beta", User: "bob"}
-)
+var alice = react.Owner{Tenant: "acme", User: "alice"}
 
 // client is a person's browser without JavaScript: it sends the sign-in
 // header, follows no redirect, and reads pages as text.
@@ -66,7 +62,7 @@ func (c *client) do(ctx context.Context, method, path, ctype string, body io.Rea
 	if err != nil {
 		return reply{status: -1, body: err.Error()}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(c.t, err)
 	return reply{status: resp.StatusCode, header: resp.Header, body: string(b)}

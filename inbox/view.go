@@ -18,21 +18,21 @@ import (
 	"github.com/reactguard/reactguard/tool"
 )
 
-// Text is text shown to a person, cut into pieces so that the characters
+// shown is text shown to a person, cut into pieces so that the characters
 // a person cannot see (or that reorder what they see) are shown as \u
 // escapes and marked: a value with a right-to-left override or a
 // zero-width space reads as what it is, never as another value.
-type Text []Piece
+type shown []piece
 
-// Piece is a piece of a [Text]: plain text, or (Odd) the escape of one
+// piece is a piece of a [shown]: plain text, or (Odd) the escape of one
 // character that would be invisible or change the direction of the text.
-type Piece struct {
+type piece struct {
 	S   string
 	Odd bool
 }
 
 // String returns the text as shown, escapes included.
-func (t Text) String() string {
+func (t shown) String() string {
 	var b strings.Builder
 	for _, p := range t {
 		b.WriteString(p.S)
@@ -41,7 +41,7 @@ func (t Text) String() string {
 }
 
 // HasOdd reports whether any character had to be escaped.
-func (t Text) HasOdd() bool {
+func (t shown) HasOdd() bool {
 	for _, p := range t {
 		if p.Odd {
 			return true
@@ -67,9 +67,9 @@ func odd(r rune) bool {
 	return false
 }
 
-// visible returns s as a [Text]. Invalid UTF-8 is shown as \ufffd.
-func visible(s string) Text {
-	var out Text
+// visible returns s as a [shown] text. Invalid UTF-8 is shown as \ufffd.
+func visible(s string) shown {
+	var out shown
 	start := 0
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -78,14 +78,14 @@ func visible(s string) Text {
 			continue
 		}
 		if start < i {
-			out = append(out, Piece{S: s[start:i]})
+			out = append(out, piece{S: s[start:i]})
 		}
-		out = append(out, Piece{S: escapeRune(r), Odd: true})
+		out = append(out, piece{S: escapeRune(r), Odd: true})
 		i += n
 		start = i
 	}
 	if start < len(s) {
-		out = append(out, Piece{S: s[start:]})
+		out = append(out, piece{S: s[start:]})
 	}
 	return out
 }
@@ -103,7 +103,7 @@ func escapeRune(r rune) string {
 // jsonText returns a JSON value laid out for reading: objects and arrays
 // indented, strings with their quotes, every odd character escaped. It
 // never fails: a value that is not JSON is shown as the string it is.
-func jsonText(v json.RawMessage) Text {
+func jsonText(v json.RawMessage) shown {
 	var b bytes.Buffer
 	if !json.Valid(v) {
 		return visible(strconv.Quote(string(v)))
@@ -116,7 +116,7 @@ func jsonText(v json.RawMessage) Text {
 
 // summary returns a one-line digest of a write's arguments for the list:
 // name=value pairs, cut at about n bytes with an ellipsis.
-func summary(args []react.Argument, raw json.RawMessage, n int) Text {
+func summary(args []react.Argument, raw json.RawMessage, n int) shown {
 	var b strings.Builder
 	if args == nil {
 		var c bytes.Buffer
@@ -151,8 +151,8 @@ func cut(s string, n int) string {
 
 // argView is one argument of the pending write as the page shows it.
 type argView struct {
-	Name     Text
-	Value    Text
+	Name     shown
+	Value    shown
 	Source   string // what the tool declares
 	Evidence string // what holds the value
 	Warn     bool   // the value was not found where the tool declares it comes from
@@ -209,12 +209,12 @@ type runView struct {
 	Owner    string
 	Waiting  bool   // the run waits for a decision of the person
 	Status   string // approval, follow_up, interrupted; "" when no longer waiting
-	Tool     Text
+	Tool     shown
 	CallID   string
-	Args     Text // the raw arguments, as sent
+	Args     shown // the raw arguments, as sent
 	Fprint   string
-	Reason   Text
-	Question Text
+	Reason   shown
+	Question shown
 	Sealed   time.Time
 	Round    int
 	ArgList  []argView
@@ -229,10 +229,10 @@ type runView struct {
 // decisionView is a decision of the audit as a page shows it.
 type decisionView struct {
 	Kind   string
-	By     Text
+	By     shown
 	At     time.Time
-	Tool   Text
-	Reason Text
+	Tool   shown
+	Reason shown
 	Mine   bool
 }
 
@@ -257,9 +257,9 @@ type rowView struct {
 	ID       string
 	Kind     string // approval, follow_up, interrupted
 	Node     string
-	Tool     Text
-	Summary  Text
-	Question Text
+	Tool     shown
+	Summary  shown
+	Question shown
 	Sealed   time.Time
 	Decided  *decisionView
 }
@@ -290,8 +290,8 @@ func listVersion(page react.PendingPage) string {
 		if p.Suspension != nil {
 			ticket = p.Suspension.Ticket
 		}
-		fmt.Fprintf(h, "%d:%s\x00%d:%s\x00%t\x00", len(p.Run), p.Run, len(ticket), ticket, p.Decided != nil)
+		_, _ = fmt.Fprintf(h, "%d:%s\x00%d:%s\x00%t\x00", len(p.Run), p.Run, len(ticket), ticket, p.Decided != nil)
 	}
-	fmt.Fprintf(h, "%d\x00%s", len(page.Skipped), page.Next)
+	_, _ = fmt.Fprintf(h, "%d\x00%s", len(page.Skipped), page.Next)
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }

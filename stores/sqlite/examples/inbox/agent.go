@@ -73,7 +73,7 @@ func (b *Backend) apply(ctx context.Context, what string) {
 	b.applied[req.IdempotencyKey] = true
 	b.writes++
 	if b.Out != nil {
-		fmt.Fprintf(b.Out, "WRITE %s (run %s)\n", what, req.Run)
+		_, _ = fmt.Fprintf(b.Out, "WRITE %s (run %s)\n", what, req.Run)
 	}
 }
 

@@ -47,8 +47,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil))
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, nil)
+	stop()
+	os.Exit(code)
 }
 
 // run is the program; it serves until ctx ends and returns the exit code.
@@ -63,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready fun
 		return 2
 	}
 	if err := serve(ctx, *addr, *state, *more, stdout, ready); err != nil {
-		fmt.Fprintln(stderr, "inbox:", err)
+		_, _ = fmt.Fprintln(stderr, "inbox:", err)
 		return 1
 	}
 	return 0
@@ -103,7 +104,7 @@ func serve(ctx context.Context, addr, state string, more bool, out io.Writer, re
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "%s's task %q: %s\n", t.Owner.User, t.Words, res.Status)
+			_, _ = fmt.Fprintf(out, "%s's task %q: %s\n", t.Owner.User, t.Words, res.Status)
 		}
 	}
 
@@ -129,7 +130,7 @@ func serve(ctx context.Context, addr, state string, more bool, out io.Writer, re
 		return err
 	}
 	url := "http://" + ln.Addr().String() + "/"
-	fmt.Fprintf(out, "the inbox: %s (sign in as alice, carol or the acme team); Ctrl+C stops it; state in %s\n", url, state)
+	_, _ = fmt.Fprintf(out, "the inbox: %s (sign in as alice, carol or the acme team); Ctrl+C stops it; state in %s\n", url, state)
 	if ready != nil {
 		ready(url)
 	}
@@ -144,7 +145,9 @@ func serve(ctx context.Context, addr, state string, more bool, out io.Writer, re
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	err = srv.Shutdown(sctx) // waits for a decision being applied
-	<-done
+	if serr := <-done; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
 	return err
 }
 

@@ -94,7 +94,7 @@ func (p person) do(method, path string, body any, out any) int {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {

@@ -140,7 +140,8 @@ type Loop struct {
 	approvals guard.Approvals
 	ledger    evidence.Ledger
 	observer  Observer
-	obs       observers // the optional interfaces of observer
+	wants     EventSet  // the kinds observer receives
+	carrier   Carrier   // observer, when it carries strings in snapshots
 	info      ModelInfo // what the model says about itself
 	maxResult int
 	newID     func() string
@@ -214,8 +215,9 @@ func New(cfg Config) (*Loop, error) {
 	if l.observer == nil {
 		l.observer = NewLogObserver(cfg.Logger)
 	}
-	l.obs, l.info = optionalObservers(l.observer), describe(cfg.Model)
-	if lo, ok := l.observer.(*LogObserver); ok && l.obs.tool == nil {
+	l.wants, l.info = wantsOf(l.observer), describe(cfg.Model)
+	l.carrier, _ = l.observer.(Carrier)
+	if lo, ok := l.observer.(*LogObserver); ok {
 		l.logOnly = lo
 	}
 	if l.maxResult == 0 {
@@ -273,7 +275,7 @@ func New(cfg Config) (*Loop, error) {
 // run with [Continue]. Otherwise the error is nil and the result's Status
 // says how the run ended. A nil ctx is refused with [ErrNilContext]
 // before anything runs (Resume and ResumeRun do the same).
-func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, err error) {
+func (l *Loop) Run(ctx context.Context, node Node, userInput string) (res Result, err error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Run)", ErrNilContext)
 	}
@@ -290,8 +292,7 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, 
 		defer l.cache.Release(id)
 	}
 	ctx = r.beginRun(ctx, false, nil)
-	defer r.endRun(ctx, &err)
-	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
+	defer r.endRun(ctx, &res, &err)
 	userInput = validText(userInput)
 	r.appendMsg(Message{Role: RoleUser, Content: userInput})
 	r.userTexts = append(r.userTexts, userInput)
@@ -346,7 +347,7 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // the returned error (the result is intact). Resuming needs the stores the
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
-func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Result, err error) {
+func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (res Result, err error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Resume)", ErrNilContext)
 	}
@@ -375,8 +376,9 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 		l.cache.Release(s.Run)
 		defer l.cache.Release(s.Run)
 	}
+	r.roundOpen = r.wave != nil
 	ctx = r.beginRun(ctx, true, s.Carry)
-	defer r.endRun(ctx, &err)
+	defer r.endRun(ctx, &res, &err)
 	// Until the decision is applied nothing has changed, so a failure
 	// gives the claim back and returns the same snapshot.
 	unchanged := func(err error) (Result, error) {
@@ -400,7 +402,7 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	// after the result was kept in Config.Runs, so that a process killed in
 	// between leaves the claim taken (a durable store lets the next resume
 	// take it over), never settled with the run's latest state lost.
-	res, err := r.loop(ctx)
+	res, err = r.loop(ctx)
 	if serr := l.claims.Settle(context.WithoutCancel(ctx), s.Run, s.ID); serr != nil {
 		err = errors.Join(err, fmt.Errorf("react: settle resume claim: %w", serr))
 	}
@@ -462,6 +464,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 			}
 			continue
 		}
+		r.endRound(ctx)
 		if err := ctx.Err(); err != nil {
 			return r.interrupt(ctx, err)
 		}
@@ -532,7 +535,7 @@ func (r *run) written(key string) bool {
 // noToolCalls applies the rule for a turn without a tool call: one stall,
 // and a user message saying so.
 func (r *run) noToolCalls(ctx context.Context) {
-	r.observer.OnNoToolCalls(ctx, r.roundEvent())
+	r.emit(ctx, Event{Kind: EventNoToolCalls, RoundEvent: r.roundEvent()})
 	r.appendMsg(Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
 	r.stall(ctx, "no_tool_calls", "")
 }
@@ -541,7 +544,10 @@ func (r *run) noToolCalls(ctx context.Context) {
 func (r *run) stall(ctx context.Context, reason, callID string) {
 	r.stalls++
 	limit := r.node.noProgressLimit()
-	r.observer.OnStall(ctx, StallEvent{RoundEvent: r.roundEvent(), Count: r.stalls, Limit: limit, Reason: reason, CallID: callID})
+	if r.hears(EventStall) {
+		re := r.roundEvent()
+		r.emit(ctx, Event{Kind: EventStall, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Count: r.stalls, Limit: limit, Reason: reason, CallID: callID}})
+	}
 	if r.stalls > limit {
 		r.fail(FailedNoProgress, fmt.Sprintf("%d consecutive rounds without progress (limit %d)", r.stalls, limit))
 	}
@@ -552,7 +558,10 @@ func (r *run) resetStalls(ctx context.Context, callID string) {
 		return
 	}
 	r.stalls = 0
-	r.observer.OnStallReset(ctx, StallEvent{RoundEvent: r.roundEvent(), Limit: r.node.noProgressLimit(), CallID: callID})
+	if r.hears(EventStallReset) {
+		re := r.roundEvent()
+		r.emit(ctx, Event{Kind: EventStallReset, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Limit: r.node.noProgressLimit(), CallID: callID}})
+	}
 }
 
 func (r *run) fail(kind FailureKind, reason string) {
@@ -567,17 +576,23 @@ func (r *run) roundEvent() RoundEvent {
 // end reports the end of a run that finished, failed or suspended and
 // builds its result.
 func (r *run) end(ctx context.Context) (Result, error) {
+	if r.wave == nil {
+		r.endRound(ctx)
+	}
 	r.keepSizes()
 	res := r.result()
 	switch r.status {
 	case Finished:
-		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs), Goal: res.Goal})
+		r.emitEnd(ctx, EventFinished, res.Goal)
 		r.l.forget(r.id)
 	case Failed:
-		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs), Goal: res.Goal})
+		r.emitEnd(ctx, EventFailed, res.Goal)
 		r.l.forget(r.id)
 	case Suspended:
-		r.observer.OnSuspended(ctx, SuspendEvent{RoundEvent: r.roundEvent(), Suspension: *r.susp})
+		if r.hears(EventSuspended) {
+			re := r.roundEvent()
+			r.emit(ctx, Event{Kind: EventSuspended, RoundEvent: re, Suspend: &SuspendEvent{RoundEvent: re, Suspension: *r.susp}})
+		}
 		snap, err := r.snapshot(ctx)
 		if err != nil {
 			return res, err
@@ -586,6 +601,28 @@ func (r *run) end(ctx context.Context) (Result, error) {
 	case Interrupted:
 	}
 	return res, r.keep(ctx, res)
+}
+
+// endRound reports the end of the round whose turn was received, once
+// every call of the turn was answered.
+func (r *run) endRound(ctx context.Context) {
+	if r.roundOpen {
+		r.roundOpen = false
+		r.emit(ctx, Event{Kind: EventRoundEnd, RoundEvent: r.roundEvent()})
+	}
+}
+
+// emitEnd reports a run that finished or failed.
+func (r *run) emitEnd(ctx context.Context, kind EventKind, goal GoalStatus) {
+	if !r.hears(kind) {
+		return
+	}
+	re := r.roundEvent()
+	e := &EndEvent{RoundEvent: re, Outputs: len(r.outputs), Goal: goal}
+	if kind == EventFailed {
+		e.Failure = r.failure
+	}
+	r.emit(ctx, Event{Kind: kind, RoundEvent: re, End: e})
 }
 
 // interrupt stops the run on err with a snapshot that resumes it.

@@ -118,7 +118,7 @@ func Example_agent() {
 		Model:    model,
 		Tools:    tool.MustCatalog(spaces.Tool, create.Tool),
 		Guards:   &guard.Options{},
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	})
 	node := react.Node{Name: "site", Tools: []string{"list_spaces", "create_site"}}
 	ctx := context.Background()

@@ -78,7 +78,7 @@
 // A suspended run's span ends when Run returns; the span of the Resume
 // that continues it, in this process or another, links to it: the run's
 // W3C trace context (traceparent, tracestate) travels inside the run's
-// snapshot (react.RunObserver's Carry) and comes back on resume. The new
+// snapshot (react.Carrier) and comes back on resume. The new
 // span's parent is whatever span ctx holds when Resume is called (the
 // request that brought the user's decision, say).
 //

@@ -64,9 +64,8 @@ type Options struct {
 }
 
 // Observer turns a loop's events into OpenTelemetry spans and metrics. It
-// is a [react.Observer] that also implements [react.RunObserver],
-// [react.ModelObserver] and [react.ToolObserver]: pass it in
-// react.Config.Observer, alone or with [react.Observers]. Build it with
+// is a [react.Observer] (and a [react.EventFilter] and [react.Carrier]):
+// pass it in react.Config.Observer, alone or with [react.Observers]. Build it with
 // [New]; it is immutable and safe for concurrent use by any number of
 // loops and runs.
 type Observer struct {
@@ -92,11 +91,55 @@ type Observer struct {
 }
 
 var (
-	_ react.Observer      = (*Observer)(nil)
-	_ react.RunObserver   = (*Observer)(nil)
-	_ react.ModelObserver = (*Observer)(nil)
-	_ react.ToolObserver  = (*Observer)(nil)
+	_ react.Observer    = (*Observer)(nil)
+	_ react.EventFilter = (*Observer)(nil)
+	_ react.Carrier     = (*Observer)(nil)
 )
+
+// Observe implements [react.Observer]: the starts and ends of runs, model
+// calls and tool calls open and close spans; verdicts, skips, stalls and
+// suspensions are counted and added to the run's span. Deltas and the
+// other kinds are not received (see [Observer.Wants]).
+func (o *Observer) Observe(ctx context.Context, e react.Event) context.Context {
+	switch e.Kind {
+	case react.EventRunStart:
+		return o.onRunStart(ctx, e.RunStart)
+	case react.EventRunEnd:
+		o.onRunEnd(ctx, e.RunEnd)
+	case react.EventModelStart:
+		return o.onModelStart(ctx, e.ModelStart)
+	case react.EventModelEnd:
+		o.onModelEnd(ctx, e.ModelEnd)
+	case react.EventToolStart:
+		return o.onToolStart(ctx, e.ToolStart)
+	case react.EventToolEnd:
+		o.onToolEnd(ctx, e.ToolEnd)
+	case react.EventToolInvoked:
+		o.onToolInvoked(ctx, e.Tool)
+	case react.EventToolSkipped:
+		o.onToolSkipped(ctx, e.Tool)
+	case react.EventNoToolCalls:
+		o.onNoToolCalls(ctx, e.RoundEvent)
+	case react.EventStall:
+		o.onStall(ctx, e.Stall)
+	case react.EventStallReset:
+		o.onStallReset(ctx, e.Stall)
+	case react.EventSuspended:
+		o.onSuspended(ctx, e.Suspend)
+	default:
+	}
+	return ctx
+}
+
+// observed are the kinds an Observer receives.
+var observed = react.Events(react.EventRunStart, react.EventRunEnd, react.EventModelStart, react.EventModelEnd,
+	react.EventToolStart, react.EventToolEnd, react.EventToolInvoked, react.EventToolSkipped,
+	react.EventNoToolCalls, react.EventStall, react.EventStallReset, react.EventSuspended)
+
+// Wants implements [react.EventFilter]: every kind but the deltas, the
+// round ends and the finished and failed events (the run's span ends with
+// EventRunEnd).
+func (o *Observer) Wants() react.EventSet { return observed }
 
 // New returns an Observer that creates its tracer from tp and its meter
 // from mp, each nil meaning the global provider (otel.GetTracerProvider,
@@ -238,10 +281,10 @@ func fail(span trace.Span, errType, description string) {
 	span.SetAttributes(keyErrorType.String(errType))
 }
 
-// OnRunStart implements [react.RunObserver]: it starts the invoke_agent
+// onRunStart handles [react.EventRunStart]: it starts the invoke_agent
 // span of the call, a child of ctx's span, linked to the span of the run
 // it resumes when the snapshot carried one.
-func (o *Observer) OnRunStart(ctx context.Context, e react.RunStartEvent) context.Context {
+func (o *Observer) onRunStart(ctx context.Context, e *react.RunStartEvent) context.Context {
 	name := opInvokeAgent
 	if e.Node != "" {
 		name += " " + e.Node
@@ -269,7 +312,7 @@ func (o *Observer) OnRunStart(ctx context.Context, e react.RunStartEvent) contex
 	return context.WithValue(ctx, runKey{o}, &run{span: span, resumed: e.Resumed})
 }
 
-// Carry implements [react.RunObserver]: the W3C trace context
+// Carry implements [react.Carrier]: the W3C trace context
 // (traceparent, tracestate) of the run's span, so that the run that
 // resumes the snapshot links to it.
 func (o *Observer) Carry(ctx context.Context) map[string]string {
@@ -282,9 +325,9 @@ func (o *Observer) Carry(ctx context.Context) map[string]string {
 	return m
 }
 
-// OnRunEnd implements [react.RunObserver]: it sets the run's attributes
+// onRunEnd handles [react.EventRunEnd]: it sets the run's attributes
 // and status, ends its span and counts the call in reactguard.runs.
-func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
+func (o *Observer) onRunEnd(ctx context.Context, e *react.RunEndEvent) {
 	r := o.runOf(ctx)
 	status := e.Status.String()
 	if r.span.IsRecording() {
@@ -319,11 +362,11 @@ func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
 	}
 }
 
-// OnModelStart implements [react.ModelObserver]: it starts the chat span
+// onModelStart handles [react.EventModelStart]: it starts the chat span
 // of the call, a child of the run's span. The attributes a sampler may
 // use (operation, provider, requested model) are given at the start; the
 // others only to a span that records.
-func (o *Observer) OnModelStart(ctx context.Context, e react.ModelStartEvent) context.Context {
+func (o *Observer) onModelStart(ctx context.Context, e *react.ModelStartEvent) context.Context {
 	name := opChat
 	attrs := []attribute.KeyValue{keyOperation.String(opChat), o.providerAttr(e.Model.Provider)}
 	if e.Model.Name != "" {
@@ -332,7 +375,7 @@ func (o *Observer) OnModelStart(ctx context.Context, e react.ModelStartEvent) co
 	}
 	ctx, span := o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if !span.IsRecording() {
-		return ctx // OnModelEnd finds no span of ours: metrics only
+		return ctx // onModelEnd finds no span of ours: metrics only
 	}
 	span.SetAttributes(keyConversationID.String(e.Run), KeyRound.Int(e.Round))
 	if o.capture {
@@ -341,10 +384,10 @@ func (o *Observer) OnModelStart(ctx context.Context, e react.ModelStartEvent) co
 	return context.WithValue(ctx, callKey{o}, span)
 }
 
-// OnModelEnd implements [react.ModelObserver]: it records the response
+// onModelEnd handles [react.EventModelEnd]: it records the response
 // (model, id, finish reason, usage) or the error on the chat span, ends it,
 // and records the operation's duration and token usage.
-func (o *Observer) OnModelEnd(ctx context.Context, e react.ModelEndEvent) {
+func (o *Observer) onModelEnd(ctx context.Context, e *react.ModelEndEvent) {
 	resp := e.Response
 	errType := ""
 	if e.Err != nil {
@@ -416,15 +459,15 @@ func (o *Observer) recordResponse(span trace.Span, resp react.Response, err erro
 	}
 }
 
-// OnToolStart implements [react.ToolObserver]: it starts the execute_tool
+// onToolStart handles [react.EventToolStart]: it starts the execute_tool
 // span of the call, a child of the run's span. The attributes a sampler
 // may use (gen_ai.operation.name, gen_ai.tool.name) are given at the
 // start; the others only to a span that records.
-func (o *Observer) OnToolStart(ctx context.Context, e react.ToolStartEvent) context.Context {
+func (o *Observer) onToolStart(ctx context.Context, e *react.ToolStartEvent) context.Context {
 	st := o.toolStart(e.Tool)
 	ctx, span := o.tracer.Start(ctx, st.name, st.opts...)
 	if !span.IsRecording() {
-		return ctx // OnToolEnd finds no span of ours: nothing to record
+		return ctx // onToolEnd finds no span of ours: nothing to record
 	}
 	span.SetAttributes(
 		keyToolCallID.String(e.CallID),
@@ -484,11 +527,11 @@ func verdictAttrs(attrs []attribute.KeyValue, e *react.ToolEvent) []attribute.Ke
 	return attrs
 }
 
-// OnToolEnd implements [react.ToolObserver]: it records the verdict on the
+// onToolEnd handles [react.EventToolEnd]: it records the verdict on the
 // execute_tool span and ends it. FAILED sets the status Error with
 // error.type the code; REJECTED and DEFERRED are verdicts, not errors, and
 // leave it unset.
-func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
+func (o *Observer) onToolEnd(ctx context.Context, e *react.ToolEndEvent) {
 	span := o.callOf(ctx)
 	if !span.IsRecording() {
 		span.End()
@@ -520,21 +563,17 @@ func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
 	span.End()
 }
 
-// OnNodeStarted implements [react.Observer]; the run's span started in
-// OnRunStart.
-func (o *Observer) OnNodeStarted(context.Context, react.NodeEvent) {}
-
-// OnToolInvoked implements [react.Observer]: it counts the call in
+// onToolInvoked handles [react.EventToolInvoked]: it counts the call in
 // reactguard.tool.calls and its executed attempts in
 // reactguard.tool.attempts.
-func (o *Observer) OnToolInvoked(ctx context.Context, e react.ToolEvent) {
+func (o *Observer) onToolInvoked(ctx context.Context, e *react.ToolEvent) {
 	calls, attempts := o.toolCalls.Enabled(ctx), e.Layers.Attempts > 0 && o.toolAttempts.Enabled(ctx)
 	if !calls && !attempts {
 		return
 	}
 	attrs := make([]attribute.KeyValue, 0, 9)
 	attrs = append(attrs, keyToolName.String(e.Tool), KeyBuiltin.Bool(e.Builtin))
-	opt := metric.WithAttributes(verdictAttrs(attrs, &e)...)
+	opt := metric.WithAttributes(verdictAttrs(attrs, e)...)
 	if calls {
 		o.toolCalls.Add(ctx, 1, opt)
 	}
@@ -543,25 +582,26 @@ func (o *Observer) OnToolInvoked(ctx context.Context, e react.ToolEvent) {
 	}
 }
 
-// OnToolSkipped implements [react.Observer]: it counts the call in
+// onToolSkipped handles [react.EventToolSkipped]: it counts the call in
 // reactguard.tool.skipped.
-func (o *Observer) OnToolSkipped(ctx context.Context, e react.ToolEvent) {
+func (o *Observer) onToolSkipped(ctx context.Context, e *react.ToolEvent) {
 	if !o.toolSkipped.Enabled(ctx) {
 		return
 	}
 	o.toolSkipped.Add(ctx, 1, metric.WithAttributes(keyToolName.String(e.Tool), KeyBuiltin.Bool(e.Builtin)))
 }
 
-// OnNoToolCalls implements [react.Observer]: an event on the run's span.
-func (o *Observer) OnNoToolCalls(ctx context.Context, e react.RoundEvent) {
+// onNoToolCalls handles [react.EventNoToolCalls]: an event on the run's
+// span.
+func (o *Observer) onNoToolCalls(ctx context.Context, e react.RoundEvent) {
 	if span := o.runOf(ctx).span; span.IsRecording() {
 		span.AddEvent("reactguard.no_tool_calls", trace.WithAttributes(KeyRound.Int(e.Round)))
 	}
 }
 
-// OnStall implements [react.Observer]: it counts the stall in
+// onStall handles [react.EventStall]: it counts the stall in
 // reactguard.stalls and adds an event to the run's span.
-func (o *Observer) OnStall(ctx context.Context, e react.StallEvent) {
+func (o *Observer) onStall(ctx context.Context, e *react.StallEvent) {
 	if o.stalls.Enabled(ctx) {
 		o.stalls.Add(ctx, 1, metric.WithAttributes(KeyStallReason.String(e.Reason)))
 	}
@@ -571,28 +611,21 @@ func (o *Observer) OnStall(ctx context.Context, e react.StallEvent) {
 	}
 }
 
-// OnStallReset implements [react.Observer]: an event on the run's span.
-func (o *Observer) OnStallReset(ctx context.Context, e react.StallEvent) {
+// onStallReset handles [react.EventStallReset]: an event on the run's span.
+func (o *Observer) onStallReset(ctx context.Context, e *react.StallEvent) {
 	if span := o.runOf(ctx).span; span.IsRecording() {
 		span.AddEvent("reactguard.stall_reset", trace.WithAttributes(KeyRound.Int(e.Round), keyToolCallID.String(e.CallID)))
 	}
 }
 
-// OnSuspended implements [react.Observer]: it counts the suspension in
+// onSuspended handles [react.EventSuspended]: it counts the suspension in
 // reactguard.suspensions (the run's span gets its kind when it ends).
-func (o *Observer) OnSuspended(ctx context.Context, e react.SuspendEvent) {
+func (o *Observer) onSuspended(ctx context.Context, e *react.SuspendEvent) {
 	if !o.suspensions.Enabled(ctx) {
 		return
 	}
 	o.suspensions.Add(ctx, 1, metric.WithAttributes(KeySuspension.String(e.Suspension.Kind.String())))
 }
-
-// OnFinished implements [react.Observer]; the run's span ends in
-// OnRunEnd.
-func (o *Observer) OnFinished(context.Context, react.EndEvent) {}
-
-// OnFailed implements [react.Observer]; the run's span ends in OnRunEnd.
-func (o *Observer) OnFailed(context.Context, react.EndEvent) {}
 
 // RecordTask counts a task the host judged (its validator, the user's
 // acceptance, an evaluation case) in reactguard.tasks, as

@@ -40,7 +40,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		reacttest.Calls(reacttest.Call("c5", "create_site", `{"name":"shop"}`)),                            // DEFERRED
 		reacttest.Calls(reacttest.Approval("c6", "create_site", "the user asked for a shop")),              // suspends
 	)
-	res, err := s.loop(t, first, react.Observers(react.NopObserver{}, tel.observer(t, nil)), shared).
+	res, err := s.loop(t, first, react.Observers(react.DiscardObserver, tel.observer(t, nil)), shared).
 		Run(context.Background(), siteNode(), "create a shop site")
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)

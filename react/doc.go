@@ -113,6 +113,18 @@
 // observers with [Observers]; an [EventFilter] says which kinds an
 // observer wants, so that the loop builds no event nobody reads.
 //
+// # Streaming
+//
+// A [Model] that also implements [StreamModel] delivers each turn in
+// [Chunk]s; the loop reports their text and call fragments as deltas and
+// assembles the turn ([Assembler], [Collect]) before it checks and runs
+// any call, so a partial call never executes and a stream that ends
+// before its end marker interrupts the run with a resumable snapshot. A
+// host reads a run as it happens with [Loop.RunStream],
+// [Loop.ResumeStream] and [Loop.ResumeRunStream], which yield the run's
+// events on the iterating goroutine; a model that does not stream works
+// through them too (its whole text as one delta).
+//
 // For the kinds that start a run's call, a model call or a tool call, an
 // observer returns the context the work runs in: this is how a tracer
 // opens a span around each (the nested module adapters/otel does, on

@@ -62,10 +62,10 @@ func TestEventsOfARun(t *testing.T) {
 	require.Equal(t, react.Suspended, res.Status)
 	assert.Equal(t, concat(
 		[]string{"run_start"},
-		[]string{"model_start", "model_end", "tool_start", "tool_end", "tool_invoked", "round_end"},
-		[]string{"model_start", "model_end", "no_tool_calls", "stall", "round_end"},
-		[]string{"model_start", "model_end", "tool_start", "tool_end", "tool_invoked", "round_end"},
-		[]string{"model_start", "model_end", "tool_start", "tool_end", "suspended", "run_end"},
+		[]string{"model_start", "text_delta", "call_delta", "model_end", "tool_start", "tool_end", "tool_invoked", "round_end"},
+		[]string{"model_start", "text_delta", "model_end", "no_tool_calls", "stall", "round_end"},
+		[]string{"model_start", "call_delta", "model_end", "tool_start", "tool_end", "tool_invoked", "round_end"},
+		[]string{"model_start", "call_delta", "model_end", "tool_start", "tool_end", "suspended", "run_end"},
 	), log.get())
 
 	log2 := kindLog{}
@@ -77,7 +77,7 @@ func TestEventsOfARun(t *testing.T) {
 	require.Equal(t, react.Finished, res.Status)
 	assert.Equal(t, []string{
 		"run_start", "tool_invoked", "stall_reset", "round_end", // the approval answered, the suspended round ends
-		"model_start", "model_end", "tool_start", "tool_end", "tool_invoked", "round_end", "finished", "run_end",
+		"model_start", "call_delta", "model_end", "tool_start", "tool_end", "tool_invoked", "round_end", "finished", "run_end",
 	}, log2.get())
 }
 

@@ -92,6 +92,12 @@ type ModelEndEvent struct {
 	// Duration is the time the model call took, measured with
 	// Config.Now.
 	Duration time.Duration
+	// Streamed reports a call made through [StreamModel].
+	Streamed bool
+	// FirstChunk is the time from the call's start to its first chunk,
+	// measured with Config.Now: the time to the first token of a
+	// streamed answer. 0 when the call was not streamed or no chunk came.
+	FirstChunk time.Duration
 }
 
 // ToolStartEvent details [EventToolStart]: a tool call about to be checked
@@ -227,7 +233,8 @@ func carriable(k, v string) bool {
 // as EventModelStart and EventModelEnd.
 func (r *run) generate(ctx context.Context, req Request) (Response, error) {
 	if !r.hears(EventModelStart) && !r.hears(EventModelEnd) {
-		return r.l.model.Generate(ctx, req)
+		resp, _, err := r.ask(ctx, req, time.Time{})
+		return resp, err
 	}
 	e := &ModelStartEvent{RoundEvent: r.roundEvent(), Model: r.l.info, Request: req}
 	e.Round++
@@ -236,13 +243,13 @@ func (r *run) generate(ctx context.Context, req Request) (Response, error) {
 	returned := false
 	defer func() {
 		if !returned {
-			end := &ModelEndEvent{ModelStartEvent: *e, Err: ErrPanicked, Duration: r.l.now().Sub(start)}
+			end := &ModelEndEvent{ModelStartEvent: *e, Err: ErrPanicked, Duration: r.l.now().Sub(start), Streamed: r.l.streamer != nil}
 			r.emit(mctx, Event{Kind: EventModelEnd, RoundEvent: e.RoundEvent, ModelEnd: end})
 		}
 	}()
-	resp, err := r.l.model.Generate(mctx, req)
+	resp, first, err := r.ask(mctx, req, start)
 	returned = true
-	end := &ModelEndEvent{ModelStartEvent: *e, Err: err, Duration: r.l.now().Sub(start)}
+	end := &ModelEndEvent{ModelStartEvent: *e, Err: err, Duration: r.l.now().Sub(start), Streamed: r.l.streamer != nil, FirstChunk: first}
 	if err == nil {
 		end.Response = resp
 	}
@@ -257,6 +264,14 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult, 
 		return r.call(ctx, c, i, out)
 	}
 	emit := r.emit
+	if batched && r.sink != nil {
+		// Concurrent with the other calls of the batch: the observer
+		// hears the events here, the stream once the batch returned.
+		emit = func(ctx context.Context, e Event) context.Context {
+			out.streamed = append(out.streamed, e)
+			return r.observe(ctx, e)
+		}
+	}
 	_, bad := r.wave.invalid[i]
 	builtin := !bad && r.runsBuiltin(c.Name)
 	re := r.roundEvent()
@@ -286,10 +301,15 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult, 
 	return err
 }
 
-// emit reports e to the run's observer when it wants e's kind and returns
-// the context of what e starts (ctx for other kinds).
+// emit reports e to the run's observer when it wants e's kind, then to
+// the host's stream, and returns the context of what e starts (ctx for
+// other kinds).
 func (r *run) emit(ctx context.Context, e Event) context.Context {
-	return r.observe(ctx, e)
+	ctx = r.observe(ctx, e)
+	if r.sink != nil {
+		r.sink.put(e)
+	}
+	return ctx
 }
 
 // observe reports e to the run's observer, when it wants e's kind.
@@ -305,4 +325,4 @@ func (r *run) observe(ctx context.Context, e Event) context.Context {
 
 // hears reports whether an event of kind k is read by anyone, so that the
 // loop builds only the events somebody reads.
-func (r *run) hears(k EventKind) bool { return r.wants.Has(k) }
+func (r *run) hears(k EventKind) bool { return r.sink != nil || r.wants.Has(k) }

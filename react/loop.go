@@ -152,6 +152,7 @@ type Loop struct {
 	maxAge    time.Duration
 	claims    runstore.Claims
 	runs      runstore.Store
+	streamer  StreamModel               // the model, when it streams
 	cache     *evidence.Cache           // nil unless the default chain reads a ledger kept outside the process
 	schemas   sync.Map                  // *tool.Tool → schemaEntry
 	plan      atomic.Pointer[plan]      // the plan of the last node run
@@ -216,6 +217,7 @@ func New(cfg Config) (*Loop, error) {
 		l.observer = NewLogObserver(cfg.Logger)
 	}
 	l.wants, l.info = wantsOf(l.observer), describe(cfg.Model)
+	l.streamer, _ = cfg.Model.(StreamModel)
 	l.carrier, _ = l.observer.(Carrier)
 	if lo, ok := l.observer.(*LogObserver); ok {
 		l.logOnly = lo
@@ -275,7 +277,13 @@ func New(cfg Config) (*Loop, error) {
 // run with [Continue]. Otherwise the error is nil and the result's Status
 // says how the run ended. A nil ctx is refused with [ErrNilContext]
 // before anything runs (Resume and ResumeRun do the same).
-func (l *Loop) Run(ctx context.Context, node Node, userInput string) (res Result, err error) {
+func (l *Loop) Run(ctx context.Context, node Node, userInput string) (Result, error) {
+	return l.run(ctx, node, userInput, nil)
+}
+
+// run drives a run for Run and RunStream; s is the stream's sink, nil for
+// Run.
+func (l *Loop) run(ctx context.Context, node Node, userInput string, s *sink) (res Result, err error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Run)", ErrNilContext)
 	}
@@ -287,6 +295,7 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (res Result
 	if err != nil {
 		return Result{}, err
 	}
+	r.sink = s
 	if l.cache != nil {
 		l.cache.Release(id)
 		defer l.cache.Release(id)
@@ -347,7 +356,13 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // the returned error (the result is intact). Resuming needs the stores the
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
-func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (res Result, err error) {
+func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (Result, error) {
+	return l.resume(ctx, snapshot, d, nil)
+}
+
+// resume drives a resumed run for Resume, ResumeRun and their streaming
+// forms; s is the stream's sink, nil without a stream.
+func (l *Loop) resume(ctx context.Context, snapshot []byte, d Decision, sk *sink) (res Result, err error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Resume)", ErrNilContext)
 	}
@@ -359,6 +374,7 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (res Res
 	if err != nil {
 		return Result{}, err
 	}
+	r.sink = sk
 	if err := s.fits(d); err != nil {
 		return Result{}, err
 	}
@@ -388,6 +404,9 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (res Res
 		res := r.result()
 		res.Status, res.Snapshot = s.Status, append([]byte(nil), snapshot...)
 		return res, err
+	}
+	if err := ctx.Err(); err != nil { // cancelled, or the stream's host stopped reading
+		return unchanged(err)
 	}
 	if err := l.importEvidence(ctx, s); err != nil {
 		return unchanged(err)
@@ -423,6 +442,12 @@ var (
 // [ErrNoRunStore] without a run store and an error wrapping
 // [ErrRunNotFound] when the store holds no such run.
 func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision) (Result, error) {
+	return l.resumeRun(ctx, id, d, nil)
+}
+
+// resumeRun drives ResumeRun and ResumeRunStream; s is the stream's sink,
+// nil without a stream.
+func (l *Loop) resumeRun(ctx context.Context, id string, d Decision, s *sink) (Result, error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (ResumeRun)", ErrNilContext)
 	}
@@ -436,7 +461,7 @@ func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision) (Result, er
 	if !ok {
 		return Result{}, fmt.Errorf("%w: %q", ErrRunNotFound, id)
 	}
-	return l.Resume(ctx, rec.Snapshot, d)
+	return l.resume(ctx, rec.Snapshot, d, s)
 }
 
 // isNil reports whether v is nil or holds a nil pointer, map, slice,

@@ -33,6 +33,7 @@ type run struct {
 	cat      *prompt.Catalog
 	observer Observer
 	wants    EventSet // the kinds observer receives
+	sink     *sink    // the host's stream; nil when the run is not streamed
 
 	id          string
 	node        Node
@@ -344,12 +345,18 @@ type callResult struct {
 	// observer is a LogObserver whose logger reports no call, the call is
 	// neither timed nor reported (dur stays 0).
 	heard bool
+	// streamed are the events of a call of a parallel batch, kept for the
+	// run's stream, which receives them once the batch returned.
+	streamed []Event
 }
 
 // heard reports whether an observer reads the events of calls: any
 // observer but a LogObserver alone, or a LogObserver whose logger is
 // enabled at a level it reports calls at (Info, Warn for a failure).
 func (r *run) heard(ctx context.Context) bool {
+	if r.sink != nil {
+		return true
+	}
 	if !r.hears(EventToolInvoked) && !r.hears(EventToolEnd) {
 		return false
 	}
@@ -380,6 +387,11 @@ func (r *run) processWave(ctx context.Context) error {
 		if r.node.ParallelReads {
 			if j := r.readBatchEnd(calls, i); j-i > 1 {
 				outs, err := r.runBatch(ctx, calls[i:j], i)
+				for k := range outs {
+					for _, e := range outs[k].streamed {
+						r.sink.put(e)
+					}
+				}
 				if err != nil {
 					return err
 				}
@@ -451,7 +463,7 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 		panic(value)
 	}
 	if err != nil {
-		return nil, err
+		return outs, err // for the events they hold, not their results
 	}
 	return outs, nil
 }

@@ -233,7 +233,7 @@ func carriable(k, v string) bool {
 // as EventModelStart and EventModelEnd.
 func (r *run) generate(ctx context.Context, req Request) (Response, error) {
 	if !r.hears(EventModelStart) && !r.hears(EventModelEnd) {
-		resp, _, err := r.ask(ctx, req, time.Time{})
+		resp, _, _, err := r.ask(ctx, req, time.Time{})
 		return resp, err
 	}
 	e := &ModelStartEvent{RoundEvent: r.roundEvent(), Model: r.l.info, Request: req}
@@ -243,13 +243,13 @@ func (r *run) generate(ctx context.Context, req Request) (Response, error) {
 	returned := false
 	defer func() {
 		if !returned {
-			end := &ModelEndEvent{ModelStartEvent: *e, Err: ErrPanicked, Duration: r.l.now().Sub(start), Streamed: r.l.streamer != nil}
+			end := &ModelEndEvent{ModelStartEvent: *e, Err: ErrPanicked, Duration: r.l.now().Sub(start)}
 			r.emit(mctx, Event{Kind: EventModelEnd, RoundEvent: e.RoundEvent, ModelEnd: end})
 		}
 	}()
-	resp, first, err := r.ask(mctx, req, start)
+	resp, first, streamed, err := r.ask(mctx, req, start)
 	returned = true
-	end := &ModelEndEvent{ModelStartEvent: *e, Err: err, Duration: r.l.now().Sub(start), Streamed: r.l.streamer != nil, FirstChunk: first}
+	end := &ModelEndEvent{ModelStartEvent: *e, Err: err, Duration: r.l.now().Sub(start), Streamed: streamed, FirstChunk: first}
 	if err == nil {
 		end.Response = resp
 	}

@@ -58,6 +58,11 @@ type Chunk struct {
 // sequence must then release what it holds (close the response body) and
 // return. An error should be a [*modelerr.Error] for the host to branch
 // on, as Generate's are.
+//
+// GenerateStream may return nil to say that it does not stream this
+// request (an adapter configured not to stream, for a server that cannot):
+// the loop then calls Generate and reports its answer as one delta, as for
+// a model that does not stream.
 type StreamModel interface {
 	Model
 	GenerateStream(ctx context.Context, req Request) iter.Seq2[Chunk, error]
@@ -194,28 +199,30 @@ func Collect(stream iter.Seq2[Chunk, error]) (Response, error) {
 // assembling them, else through Generate, reporting the whole text and
 // each call as one delta. It returns the time from start to the first
 // chunk (0 when start is zero, the call was not streamed, or no chunk
-// came).
-func (r *run) ask(ctx context.Context, req Request, start time.Time) (Response, time.Duration, error) {
+// came) and whether the call was streamed.
+func (r *run) ask(ctx context.Context, req Request, start time.Time) (_ Response, first time.Duration, streamed bool, _ error) {
 	re := r.roundEvent()
 	re.Round++
-	sm := r.l.streamer
-	if sm == nil {
+	var stream iter.Seq2[Chunk, error]
+	if sm := r.l.streamer; sm != nil {
+		stream = sm.GenerateStream(ctx, req)
+	}
+	if stream == nil {
 		resp, err := r.l.model.Generate(ctx, req)
 		if err == nil {
 			r.deltas(ctx, re, resp)
 		}
-		return resp, 0, err
+		return resp, 0, false, err
 	}
 	text, calls := r.hears(EventTextDelta), r.hears(EventCallDelta)
 	var (
-		a     Assembler
-		first time.Duration
-		got   bool
+		a   Assembler
+		got bool
 	)
 	done := ctx.Done()
-	for c, err := range sm.GenerateStream(ctx, req) {
+	for c, err := range stream {
 		if err != nil {
-			return Response{}, first, err
+			return Response{}, first, true, err
 		}
 		if !got {
 			got = true
@@ -224,7 +231,7 @@ func (r *run) ask(ctx context.Context, req Request, start time.Time) (Response, 
 			}
 		}
 		if err := a.Add(c); err != nil {
-			return Response{}, first, err
+			return Response{}, first, true, err
 		}
 		if text && c.Text != "" {
 			r.emit(ctx, Event{Kind: EventTextDelta, RoundEvent: re, Text: c.Text})
@@ -234,11 +241,11 @@ func (r *run) ask(ctx context.Context, req Request, start time.Time) (Response, 
 		}
 		select {
 		case <-done: // cancelled, or the host stopped reading: the turn is dropped
-			return Response{}, first, ctx.Err()
+			return Response{}, first, true, ctx.Err()
 		default:
 		}
 	}
-	return a.Response(), first, nil
+	return a.Response(), first, true, nil
 }
 
 // deltas reports the answer of a model that does not stream as one text

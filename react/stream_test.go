@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"sync"
 	"testing"
@@ -569,4 +570,33 @@ func TestRunStreamFirstChunk(t *testing.T) {
 	assert.True(t, ends[0].Streamed)
 	assert.Equal(t, time.Millisecond, ends[0].FirstChunk, "the test clock advances 1 ms a reading: start, then the first chunk")
 	assert.Greater(t, ends[0].Duration, ends[0].FirstChunk)
+}
+
+// nilStream streams nothing: GenerateStream returns nil, so the loop
+// calls Generate.
+type nilStream struct{ *script }
+
+func (nilStream) GenerateStream(context.Context, react.Request) iter.Seq2[react.Chunk, error] {
+	return nil
+}
+
+// A StreamModel that does not stream a request (GenerateStream returns
+// nil) is asked with Generate, and its answer is one delta.
+func TestStreamModelDeclines(t *testing.T) {
+	e := newEnv(t, newScript(react.Response{Text: "whole", ToolCalls: []react.ToolCall{call("f", react.ToolFinish, `{}`)}}))
+	var ends []react.ModelEndEvent
+	e.cfg.Model = nilStream{e.model}
+	e.cfg.Observer = react.ObserverFunc(func(_ context.Context, ev react.Event) {
+		if ev.Kind == react.EventModelEnd {
+			ends = append(ends, *ev.ModelEnd)
+		}
+	})
+	l, err := react.New(e.cfg)
+	require.NoError(t, err)
+	events, err := collect(t, l.RunStream(context.Background(), react.Node{}, "go"))
+	require.NoError(t, err)
+	assert.Equal(t, "whole", textOf(events))
+	require.Len(t, ends, 1)
+	assert.False(t, ends[0].Streamed)
+	assert.Zero(t, ends[0].FirstChunk)
 }

@@ -21,8 +21,8 @@ func TestSplit(t *testing.T) {
 		n    int // chunks
 	}{
 		{"empty turn", react.Response{}, 3, 1},
-		{"one byte a chunk", reacttest.Text("héllo"), 1, 5},                   // é is one chunk of 2 bytes
-		{"a rune longer than size", reacttest.Text("世界"), 2, 2},               // never inside a sequence
+		{"one byte a chunk", reacttest.Text("héllo"), 1, 5},     // é is one chunk of 2 bytes
+		{"a rune longer than size", reacttest.Text("世界"), 2, 2}, // never inside a sequence
 		{"call without arguments", reacttest.Calls(reacttest.Call("c", "t", "")), 4, 1},
 		{"arguments in pieces", reacttest.Calls(reacttest.Call("c", "t", `{"a":"bcdef"}`)), 3, 5},
 		{"size below 1", reacttest.Text("ab"), 0, 2},

@@ -68,7 +68,6 @@ func msgDelta(reason string, out int) string {
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-
 func streamOf(t *testing.T, ctx context.Context, m *anthropic.Model) (react.Response, error) {
 	t.Helper()
 	return react.Collect(m.GenerateStream(ctx, hello))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	gotel "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -52,16 +53,30 @@ type Options struct {
 	// CaptureContent records message contents on the spans: the messages
 	// sent to the model and its answer on chat spans
 	// (gen_ai.input.messages, gen_ai.output.messages), a tool call's
-	// arguments and result on execute_tool spans
-	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result), in the JSON
-	// forms of conventions v1.41.0 whichever Conventions is selected. Off
-	// by default, as the conventions recommend: contents may hold personal
-	// data and are large.
+	// arguments on execute_tool spans (gen_ai.tool.call.arguments) and
+	// the result of a call that succeeded (gen_ai.tool.call.result), in
+	// the JSON forms of conventions v1.41.0 whichever Conventions is
+	// selected, and texts that may quote the model or a tool (a FAILED
+	// call's reason, the model's builtin_node_fail reason) as span status
+	// descriptions, which are otherwise the code or failure kind alone.
+	// Off by default, as the conventions recommend: contents may hold
+	// personal data and are large.
 	CaptureContent bool
+	// MaxContentBytes bounds each captured content attribute (and a
+	// captured status description): a longer value is cut (between UTF-8
+	// sequences) to that many bytes, and the span gets a
+	// reactguard.content.truncated event naming the attribute
+	// ([KeyContentTruncated]) with its length and the bytes kept. 0 means
+	// [DefaultMaxContentBytes]; a negative value means no bound.
+	MaxContentBytes int
 	// Getenv reads OTEL_SEMCONV_STABILITY_OPT_IN for ConventionsFromEnv;
 	// nil means os.Getenv.
 	Getenv func(string) string
 }
+
+// DefaultMaxContentBytes is the bound of a captured content attribute when
+// Options.MaxContentBytes is 0.
+const DefaultMaxContentBytes = 64 << 10
 
 // Observer turns a loop's events into OpenTelemetry spans and metrics. It
 // is a [react.Observer] (and a [react.EventFilter] and [react.Carrier]):
@@ -69,13 +84,15 @@ type Options struct {
 // [New]; it is immutable and safe for concurrent use by any number of
 // loops and runs.
 type Observer struct {
-	conv     Conventions
-	capture  bool
-	tracer   trace.Tracer
-	provider attribute.Key // gen_ai.system or gen_ai.provider.name
-	prop     propagation.TraceContext
+	conv       Conventions
+	capture    bool
+	maxContent int // < 0: no bound
+	tracer     trace.Tracer
+	provider   attribute.Key // gen_ai.system or gen_ai.provider.name
+	prop       propagation.TraceContext
 
 	opDuration   metric.Float64Histogram
+	firstChunk   metric.Float64Histogram
 	tokenUsage   metric.Int64Histogram
 	toolCalls    metric.Int64Counter
 	toolAttempts metric.Int64Counter
@@ -166,19 +183,27 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts *Options) (*Obse
 		mp = gotel.GetMeterProvider()
 	}
 	obs := &Observer{
-		conv:     conv,
-		capture:  o.CaptureContent,
-		tracer:   tp.Tracer(ScopeName, trace.WithSchemaURL(conv.schemaURL())),
-		provider: keySystem,
+		conv:       conv,
+		capture:    o.CaptureContent,
+		maxContent: o.MaxContentBytes,
+		tracer:     tp.Tracer(ScopeName, trace.WithSchemaURL(conv.schemaURL())),
+		provider:   keySystem,
 	}
 	if conv == ConventionsLatest {
 		obs.provider = keyProviderName
+	}
+	if obs.maxContent == 0 {
+		obs.maxContent = DefaultMaxContentBytes
 	}
 	meter := mp.Meter(ScopeName, metric.WithSchemaURL(conv.schemaURL()))
 	var errs []error
 	record := func(err error) { errs = append(errs, err) }
 	var d genaiconv.ClientOperationDuration
 	obs.opDuration, err = meter.Float64Histogram(d.Name(), metric.WithUnit(d.Unit()), metric.WithDescription(d.Description()),
+		metric.WithExplicitBucketBoundaries(DurationBuckets...))
+	record(err)
+	var ttfc genaiconv.ClientOperationTimeToFirstChunk
+	obs.firstChunk, err = meter.Float64Histogram(ttfc.Name(), metric.WithUnit(ttfc.Unit()), metric.WithDescription(ttfc.Description()),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	record(err)
 	var u genaiconv.ClientTokenUsage
@@ -349,7 +374,13 @@ func (o *Observer) onRunEnd(ctx context.Context, e *react.RunEndEvent) {
 		case e.Err != nil:
 			fail(r.span, errorType(e.Err), e.Err.Error())
 		case e.Status == react.Failed && e.Failure != nil:
-			fail(r.span, e.Failure.Kind.String(), e.Failure.Reason)
+			// The reason may be the model's own words (builtin_node_fail):
+			// content, recorded only when the host opts in.
+			desc := e.Failure.Kind.String()
+			if o.capture {
+				desc = o.bound(r.span, "status", e.Failure.Reason)
+			}
+			fail(r.span, e.Failure.Kind.String(), desc)
 		}
 	}
 	r.span.End()
@@ -379,7 +410,7 @@ func (o *Observer) onModelStart(ctx context.Context, e *react.ModelStartEvent) c
 	}
 	span.SetAttributes(keyConversationID.String(e.Run), KeyRound.Int(e.Round))
 	if o.capture {
-		span.SetAttributes(keyInputMessages.String(inputMessages(e.Request.Messages)))
+		span.SetAttributes(keyInputMessages.String(o.bound(span, string(keyInputMessages), inputMessages(e.Request.Messages))))
 	}
 	return context.WithValue(ctx, callKey{o}, span)
 }
@@ -394,6 +425,12 @@ func (o *Observer) onModelEnd(ctx context.Context, e *react.ModelEndEvent) {
 		errType = errorType(e.Err)
 	}
 	if span := o.callOf(ctx); span.IsRecording() {
+		if e.Streamed {
+			span.SetAttributes(KeyStreamed.Bool(true))
+			if e.FirstChunk > 0 {
+				span.SetAttributes(KeyTimeToFirstChunk.Float64(e.FirstChunk.Seconds()))
+			}
+		}
 		o.recordResponse(span, resp, e.Err, errType)
 		span.End()
 	}
@@ -401,7 +438,8 @@ func (o *Observer) onModelEnd(ctx context.Context, e *react.ModelEndEvent) {
 		o.turns.Add(ctx, 1, metric.WithAttributes(KeyTurnCalls.Bool(len(resp.ToolCalls) > 0)))
 	}
 	durationOn, usageOn := o.opDuration.Enabled(ctx), o.tokenUsage.Enabled(ctx) && resp.Usage != nil && e.Err == nil
-	if !durationOn && !usageOn {
+	firstOn := e.Streamed && e.FirstChunk > 0 && o.firstChunk.Enabled(ctx)
+	if !durationOn && !usageOn && !firstOn {
 		return
 	}
 	attrs := make([]attribute.KeyValue, 0, 5)
@@ -417,6 +455,9 @@ func (o *Observer) onModelEnd(ctx context.Context, e *react.ModelEndEvent) {
 	}
 	if durationOn {
 		o.opDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrs...))
+	}
+	if firstOn {
+		o.firstChunk.Record(ctx, e.FirstChunk.Seconds(), metric.WithAttributes(attrs...))
 	}
 	if usageOn {
 		n := len(attrs)
@@ -455,7 +496,7 @@ func (o *Observer) recordResponse(span trace.Span, resp react.Response, err erro
 		}
 	}
 	if o.capture {
-		span.SetAttributes(keyOutputMessages.String(outputMessages(resp)))
+		span.SetAttributes(keyOutputMessages.String(o.bound(span, string(keyOutputMessages), outputMessages(resp))))
 	}
 }
 
@@ -476,7 +517,7 @@ func (o *Observer) onToolStart(ctx context.Context, e *react.ToolStartEvent) con
 		KeyRound.Int(e.Round),
 	)
 	if o.capture {
-		span.SetAttributes(keyToolArguments.String(string(e.Args)))
+		span.SetAttributes(keyToolArguments.String(o.bound(span, string(keyToolArguments), string(e.Args))))
 	}
 	return context.WithValue(ctx, callKey{o}, span)
 }
@@ -553,12 +594,18 @@ func (o *Observer) onToolEnd(ctx context.Context, e *react.ToolEndEvent) {
 		attrs = append(attrs, KeySuspension.String(e.Suspends.String()))
 	}
 	if e.Outcome == outcome.Failed {
+		// The reason may hold the tool's own error text: content,
+		// recorded only when the host opts in; the code otherwise.
 		attrs = append(attrs, keyErrorType.String(e.Code.String()))
-		span.SetStatus(codes.Error, e.Observation.Reason())
+		desc := e.Code.String()
+		if o.capture {
+			desc = o.bound(span, "status", e.Observation.Reason())
+		}
+		span.SetStatus(codes.Error, desc)
 	}
 	span.SetAttributes(attrs...)
-	if o.capture {
-		span.SetAttributes(keyToolResult.String(toolResult(e.Observation)))
+	if o.capture && e.Outcome == outcome.Success {
+		span.SetAttributes(keyToolResult.String(o.bound(span, string(keyToolResult), toolResult(e.Observation))))
 	}
 	span.End()
 }
@@ -625,6 +672,22 @@ func (o *Observer) onSuspended(ctx context.Context, e *react.SuspendEvent) {
 		return
 	}
 	o.suspensions.Add(ctx, 1, metric.WithAttributes(KeySuspension.String(e.Suspension.Kind.String())))
+}
+
+// bound returns v cut to the observer's MaxContentBytes (between UTF-8
+// sequences), adding key to span's reactguard.content.truncated when it
+// cut.
+func (o *Observer) bound(span trace.Span, key, v string) string {
+	if o.maxContent < 0 || len(v) <= o.maxContent {
+		return v
+	}
+	cut := o.maxContent
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	span.AddEvent("reactguard.content.truncated", trace.WithAttributes(
+		KeyContentTruncated.String(key), KeyContentBytes.Int(len(v)), KeyContentKept.Int(cut)))
+	return v[:cut]
 }
 
 // RecordTask counts a task the host judged (its validator, the user's

@@ -23,7 +23,9 @@ type streamed struct {
 	*reacttest.StreamModel
 }
 
-func (streamed) Describe() react.ModelInfo { return react.ModelInfo{Provider: "openai", Name: "gpt-4.1"} }
+func (streamed) Describe() react.ModelInfo {
+	return react.ModelInfo{Provider: "openai", Name: "gpt-4.1"}
+}
 
 // The chat span of a streamed call records the time to its first chunk,
 // and so does the conventions' gen_ai.client.operation.time_to_first_chunk

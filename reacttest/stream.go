@@ -160,3 +160,40 @@ func pieces(s string, size int) []string {
 	}
 	return out
 }
+
+// Streaming returns a [react.StreamModel] that streams whatever m answers,
+// cut by [Split] into fragments of at most size bytes: a scripted [Model]
+// (or any model) made to stream, so that a test or an offline demo runs
+// its agent through the loop's streaming path. An error of m ends the
+// stream without a chunk.
+func Streaming(m react.Model, size int) react.StreamModel {
+	return streaming{m: m, size: size}
+}
+
+type streaming struct {
+	m    react.Model
+	size int
+}
+
+func (s streaming) Generate(ctx context.Context, req react.Request) (react.Response, error) {
+	return s.m.Generate(ctx, req)
+}
+
+func (s streaming) GenerateStream(ctx context.Context, req react.Request) iter.Seq2[react.Chunk, error] {
+	return func(yield func(react.Chunk, error) bool) {
+		resp, err := s.m.Generate(ctx, req)
+		if err != nil {
+			yield(react.Chunk{}, err)
+			return
+		}
+		for _, c := range Split(resp, s.size).Chunks {
+			if err := ctx.Err(); err != nil {
+				yield(react.Chunk{}, err)
+				return
+			}
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}

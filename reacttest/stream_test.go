@@ -75,3 +75,24 @@ func TestStreamModel(t *testing.T) {
 	assert.Contains(t, err.Error(), "user: more")
 	assert.Len(t, m.Requests(), 3)
 }
+
+func TestStreaming(t *testing.T) {
+	turn := reacttest.Turn("hello there", reacttest.Call("c", "t", `{"a":1}`))
+	m := reacttest.Streaming(reacttest.Script(turn), 2)
+	n := 0
+	var a react.Assembler
+	for c, err := range m.GenerateStream(context.Background(), react.Request{}) {
+		require.NoError(t, err)
+		require.NoError(t, a.Add(c))
+		n++
+	}
+	assert.Equal(t, 10, n, "6 text chunks, 4 of the call's arguments")
+	assert.Equal(t, turn, a.Response())
+	for _, err := range m.GenerateStream(context.Background(), react.Request{}) {
+		assert.ErrorIs(t, err, reacttest.ErrScriptExhausted, "the model's error ends the stream")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := reacttest.Streaming(reacttest.Script(turn), 2).Generate(ctx, react.Request{})
+	assert.ErrorIs(t, err, context.Canceled)
+}

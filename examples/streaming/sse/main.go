@@ -200,7 +200,6 @@ func (h *handler) page(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, pageHTML)
 }
 
-
 const pageHTML = `<!doctype html>
 <meta charset="utf-8"><title>reactguard: a streamed run</title>
 <style>body{font:15px system-ui;margin:2em;max-width:50em} #log div{margin:.2em 0} .tool{color:#555} .ask{background:#ffd;padding:.5em}</style>

@@ -195,34 +195,42 @@ func Collect(stream iter.Seq2[Chunk, error]) (Response, error) {
 }
 
 // ask makes the model call of a round: through [StreamModel] when the
-// model streams, reporting each chunk's fragments as deltas and
-// assembling them, else through Generate, reporting the whole text and
-// each call as one delta. It returns the time from start to the first
-// chunk (0 when start is zero, the call was not streamed, or no chunk
-// came) and whether the call was streamed.
-func (r *run) ask(ctx context.Context, req Request, start time.Time) (_ Response, first time.Duration, streamed bool, _ error) {
+// model streams (askStream), else through Generate, reporting the whole
+// text and each call as one delta. It returns the time from start to the
+// first chunk (0 when start is zero, the call was not streamed, or no
+// chunk came) and whether the call was streamed.
+func (r *run) ask(ctx context.Context, req Request, start time.Time) (Response, time.Duration, bool, error) {
 	re := r.roundEvent()
 	re.Round++
-	var stream iter.Seq2[Chunk, error]
 	if sm := r.l.streamer; sm != nil {
-		stream = sm.GenerateStream(ctx, req)
-	}
-	if stream == nil {
-		resp, err := r.l.model.Generate(ctx, req)
-		if err == nil {
-			r.deltas(ctx, re, resp)
+		if stream := sm.GenerateStream(ctx, req); stream != nil {
+			resp, first, err := r.askStream(ctx, re, stream, start)
+			return resp, first, true, err
 		}
-		return resp, 0, false, err
 	}
+	resp, err := r.l.model.Generate(ctx, req)
+	if err == nil {
+		r.deltas(ctx, re, resp)
+	}
+	return resp, 0, false, err
+}
+
+// askStream reads a model's stream, reporting each chunk's fragments as
+// deltas and assembling them. (Apart from ask so that the variables the
+// loop body shares, which move to the heap, cost only a streamed call.)
+func (r *run) askStream(ctx context.Context, re RoundEvent, stream iter.Seq2[Chunk, error], start time.Time) (Response, time.Duration, error) {
 	text, calls := r.hears(EventTextDelta), r.hears(EventCallDelta)
 	var (
-		a   Assembler
-		got bool
+		a     Assembler
+		first time.Duration
+		got   bool
+		fail  error
 	)
 	done := ctx.Done()
 	for c, err := range stream {
 		if err != nil {
-			return Response{}, first, true, err
+			fail = err
+			break
 		}
 		if !got {
 			got = true
@@ -231,7 +239,8 @@ func (r *run) ask(ctx context.Context, req Request, start time.Time) (_ Response
 			}
 		}
 		if err := a.Add(c); err != nil {
-			return Response{}, first, true, err
+			fail = err
+			break
 		}
 		if text && c.Text != "" {
 			r.emit(ctx, Event{Kind: EventTextDelta, RoundEvent: re, Text: c.Text})
@@ -241,11 +250,17 @@ func (r *run) ask(ctx context.Context, req Request, start time.Time) (_ Response
 		}
 		select {
 		case <-done: // cancelled, or the host stopped reading: the turn is dropped
-			return Response{}, first, true, ctx.Err()
+			fail = ctx.Err()
 		default:
 		}
+		if fail != nil {
+			break
+		}
 	}
-	return a.Response(), first, true, nil
+	if fail != nil {
+		return Response{}, first, fail
+	}
+	return a.Response(), first, nil
 }
 
 // deltas reports the answer of a model that does not stream as one text

@@ -106,3 +106,27 @@ func ExampleCollect() {
 	// Output:
 	// Paying alice. pay {"to":"alice"} tool_calls 9 <nil>
 }
+
+// A run kept in the run store resumes by its id, streamed: what an
+// approvals page does with the person's decision.
+func ExampleLoop_ResumeRunStream() {
+	model := &chunked{
+		{{Call: &react.CallDelta{ID: "w1", Name: "create_site", Args: `{"name":"shop"}`}}},
+		{{Call: &react.CallDelta{ID: "a1", Name: react.ToolApproval, Args: `{"tool":"create_site"}`}}},
+		{{Text: "Not created, as you asked."}, {Call: &react.CallDelta{ID: "f", Name: react.ToolFinish, Args: `{}`}}},
+	}
+	loop, _ := react.New(react.Config{Model: model, Tools: exampleCatalog(), Observer: react.DiscardObserver, Runs: runstore.NewMemory()})
+	res, _ := loop.Run(context.Background(), react.Node{Tools: []string{"create_site"}}, "create a site called shop")
+	for e, err := range loop.ResumeRunStream(context.Background(), res.Run, react.Decline("not now")) {
+		switch e.Kind {
+		case react.EventTextDelta:
+			fmt.Printf("text %q\n", e.Text)
+		case react.EventRunEnd:
+			fmt.Println("end", e.RunEnd.Result.Status, err)
+		default:
+		}
+	}
+	// Output:
+	// text "Not created, as you asked."
+	// end finished <nil>
+}

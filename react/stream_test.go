@@ -600,3 +600,33 @@ func TestStreamModelDeclines(t *testing.T) {
 	assert.False(t, ends[0].Streamed)
 	assert.Zero(t, ends[0].FirstChunk)
 }
+
+// Metrics count a streamed run as the same run not streamed.
+func TestRunStreamMetrics(t *testing.T) {
+	turns := func() []reacttest.StreamTurn {
+		return []reacttest.StreamTurn{
+			reacttest.Split(reacttest.Turn("looking", reacttest.Call("l1", "look", `{}`), reacttest.Call("l2", "look", `{"b":1}`)), 3),
+			reacttest.Split(reacttest.Text("hmm"), 1),
+			reacttest.Split(reacttest.Calls(reacttest.Call("c1", "pay", `{"to":"bob"}`)), 3),
+			reacttest.Split(reacttest.Calls(reacttest.Call("a", react.ToolApproval, `{"tool":"pay"}`)), 3),
+		}
+	}
+	var snaps []react.MetricsSnapshot
+	for _, streamed := range []bool{false, true} {
+		s := newStreamLoop(t, turns()...)
+		var m react.Metrics
+		s.cfg.Observer = &m
+		loop, err := react.New(s.cfg)
+		require.NoError(t, err)
+		if streamed {
+			_, err = collect(t, loop.RunStream(context.Background(), s.node, "pay bob"))
+		} else {
+			_, err = loop.Run(context.Background(), s.node, "pay bob")
+		}
+		require.NoError(t, err)
+		snaps = append(snaps, m.Snapshot())
+	}
+	assert.Equal(t, snaps[0], snaps[1])
+	assert.EqualValues(t, 1, snaps[1].Business.Approvals)
+	assert.EqualValues(t, 1, snaps[1].Business.NodesStarted)
+}

@@ -36,7 +36,7 @@ import (
 func main() {
 	addr := flag.String("addr", "localhost:8080", "address to listen on")
 	flag.Parse()
-	h, err := newHandler(&story.Backend{})
+	h, err := newHandler(&story.Backend{}, reacttest.Streaming(story.Scripted(), 8))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -51,11 +51,11 @@ type handler struct {
 	mux  *http.ServeMux
 }
 
-// newHandler returns the server's handler, with a loop whose stopped runs
-// are kept in an in-memory run store.
-func newHandler(backend *story.Backend) (http.Handler, error) {
+// newHandler returns the server's handler, with a loop on model whose
+// stopped runs are kept in an in-memory run store.
+func newHandler(backend *story.Backend, model react.Model) (http.Handler, error) {
 	loop, err := react.New(react.Config{
-		Model:    reacttest.Streaming(story.Scripted(), 8),
+		Model:    model,
 		Tools:    backend.Tools(),
 		Runs:     runstore.NewMemory(),
 		Observer: react.DiscardObserver,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/reactguard/reactguard/examples/sitebuilder/story"
 	"github.com/reactguard/reactguard/internal/sse"
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -80,7 +83,7 @@ func textOf(rs []received) string {
 // rest.
 func TestSSE(t *testing.T) {
 	backend := &story.Backend{}
-	h, err := newHandler(backend)
+	h, err := newHandler(backend, reacttest.Streaming(story.Scripted(), 8))
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -122,11 +125,31 @@ func TestSSE(t *testing.T) {
 	assert.Equal(t, 1, backend.Executions())
 }
 
+// slow pauses before each chunk of its model, as a real model does, and
+// stops when the context is done.
+type slow struct{ react.StreamModel }
+
+func (s slow) GenerateStream(ctx context.Context, req react.Request) iter.Seq2[react.Chunk, error] {
+	return func(yield func(react.Chunk, error) bool) {
+		for c, err := range s.StreamModel.GenerateStream(ctx, req) {
+			select {
+			case <-ctx.Done():
+				yield(react.Chunk{}, ctx.Err())
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	}
+}
+
 // A client that goes away in the middle of the stream cancels its run,
 // which stays in the run store, interrupted; it resumes with continue.
 func TestSSEClientGoesAway(t *testing.T) {
 	backend := &story.Backend{}
-	h, err := newHandler(backend)
+	h, err := newHandler(backend, slow{reacttest.Streaming(story.Scripted(), 1)})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -150,7 +173,7 @@ func TestSSEClientGoesAway(t *testing.T) {
 }
 
 func TestSSEBadDecision(t *testing.T) {
-	h, err := newHandler(&story.Backend{})
+	h, err := newHandler(&story.Backend{}, story.Scripted())
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -387,9 +387,11 @@ func TestRunStreamBreak(t *testing.T) {
 func TestRunStreamBreakReportsTheEnd(t *testing.T) {
 	s := newStreamLoop(t, reacttest.Split(reacttest.Text("a long answer"), 1))
 	var ends []react.RunEndEvent
-	s.cfg.Observer = react.ObserverFunc(func(_ context.Context, e react.Event) {
+	var cause error
+	s.cfg.Observer = react.ObserverFunc(func(ctx context.Context, e react.Event) {
 		if e.Kind == react.EventRunEnd {
 			ends = append(ends, *e.RunEnd)
+			cause = context.Cause(ctx)
 		}
 	})
 	loop, err := react.New(s.cfg)
@@ -398,6 +400,7 @@ func TestRunStreamBreakReportsTheEnd(t *testing.T) {
 		break
 	}
 	require.Len(t, ends, 1)
+	assert.ErrorIs(t, cause, react.ErrStreamClosed, "the run's context says why it was cancelled")
 	assert.ErrorIs(t, ends[0].Err, context.Canceled)
 	assert.Equal(t, react.Interrupted, ends[0].Status)
 	assert.NotEmpty(t, ends[0].Result.Snapshot)

@@ -30,7 +30,8 @@
 // [Split] cuts a turn into fragments of a given size, a call's arguments
 // included, so that a test can check what the loop does with a call split
 // across many chunks; [StreamModel.Sent] counts the chunks delivered, so a
-// test can check that a slow reader paces the model.
+// test can check that a slow reader paces the model. [Streaming] makes any
+// model (a scripted [Model] included) stream its answers through Split.
 //
 // # Fake tools
 //

@@ -123,6 +123,10 @@ func TestEventFilter(t *testing.T) {
 		react.EventCallDelta, react.EventModelEnd, react.EventToolStart, react.EventToolEnd, react.EventToolInvoked,
 		react.EventToolSkipped, react.EventNoToolCalls, react.EventStall, react.EventStallReset, react.EventRoundEnd,
 		react.EventSuspended, react.EventFinished, react.EventFailed, react.EventRunEnd))
+	type key struct{}
+	ctx := context.WithValue(context.Background(), key{}, 1)
+	assert.Equal(t, ctx, react.DiscardObserver.Observe(ctx, react.Event{Kind: react.EventRunStart}), "the context goes through unchanged")
+	assert.Zero(t, react.DiscardObserver.(react.EventFilter).Wants())
 	assert.False(t, react.AllEvents.Has(0))
 	assert.False(t, react.AllEvents.Has(200))
 	assert.Zero(t, react.Events(0, 200), "kinds out of range are not members")

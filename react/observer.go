@@ -81,8 +81,11 @@ var DiscardObserver Observer = discard{}
 
 type discard struct{}
 
+// Observe returns ctx.
 func (discard) Observe(ctx context.Context, _ Event) context.Context { return ctx }
-func (discard) Wants() EventSet                                      { return 0 }
+
+// Wants implements [EventFilter]: no kind.
+func (discard) Wants() EventSet { return 0 }
 
 // wantsOf returns the kinds o receives.
 func wantsOf(o Observer) EventSet {

@@ -365,7 +365,7 @@ func TestRunStreamBreak(t *testing.T) {
 				}
 			}
 			require.NotEmpty(t, run)
-			assert.Equal(t, tt.looked, int(s.look.executions()))
+			assert.Equal(t, tt.looked, s.look.executions())
 			stored, ok, err := s.runs.Get(context.Background(), run)
 			require.NoError(t, err)
 			require.True(t, ok, "the interrupted run is kept")
@@ -376,7 +376,7 @@ func TestRunStreamBreak(t *testing.T) {
 			res, err := s.loop.ResumeRun(context.Background(), run, react.Continue())
 			require.NoError(t, err)
 			assert.Equal(t, react.Finished, res.Status)
-			assert.Equal(t, tt.looked, int(s.look.executions()), "nothing ran twice")
+			assert.Equal(t, tt.looked, s.look.executions(), "nothing ran twice")
 			assert.Equal(t, 2, s.model.Turns(), "the script's two turns, the finish after the resume")
 		})
 	}
@@ -396,7 +396,8 @@ func TestRunStreamBreakReportsTheEnd(t *testing.T) {
 	})
 	loop, err := react.New(s.cfg)
 	require.NoError(t, err)
-	for range loop.RunStream(context.Background(), s.node, "talk") {
+	for _, err := range loop.RunStream(context.Background(), s.node, "talk") {
+		require.NoError(t, err)
 		break
 	}
 	require.Len(t, ends, 1)
@@ -465,7 +466,7 @@ func TestRunStreamParallelReads(t *testing.T) {
 		"tool_start l1", "tool_end l1", "tool_start l2", "tool_end l2", "tool_start l3", "tool_end l3",
 		"tool_start f", "tool_end f",
 	}, order)
-	assert.Equal(t, 3, int(s.look.executions()))
+	assert.Equal(t, 3, s.look.executions())
 }
 
 // ResumeStream streams the resumed run; a refused decision is one pair,
@@ -491,12 +492,12 @@ func TestResumeStream(t *testing.T) {
 	assert.True(t, events[0].RunStart.Resumed)
 	assert.Equal(t, "Paid.", textOf(events))
 	assert.Equal(t, react.Finished, events[len(events)-1].RunEnd.Result.Status)
-	assert.Equal(t, 1, int(s.pay.executions()))
+	assert.Equal(t, 1, s.pay.executions())
 
 	events, err = collect(t, s.loop.ResumeStream(context.Background(), res.Snapshot, react.Approve()))
 	require.ErrorIs(t, err, react.ErrAlreadyResumed)
 	assert.Len(t, events, 1)
-	assert.Equal(t, 1, int(s.pay.executions()))
+	assert.Equal(t, 1, s.pay.executions())
 }
 
 // Breaking out of ResumeStream before the decision applied gives the claim
@@ -510,7 +511,8 @@ func TestResumeStreamBreakBeforeTheDecision(t *testing.T) {
 	)
 	res, err := s.loop.Run(context.Background(), s.node, "pay alice 5")
 	require.NoError(t, err)
-	for e := range s.loop.ResumeRunStream(context.Background(), res.Run, react.Approve()) {
+	for e, err := range s.loop.ResumeRunStream(context.Background(), res.Run, react.Approve()) {
+		require.NoError(t, err)
 		require.Equal(t, react.EventRunStart, e.Kind)
 		break
 	}
@@ -518,7 +520,7 @@ func TestResumeStreamBreakBeforeTheDecision(t *testing.T) {
 	res, err = s.loop.ResumeRun(context.Background(), res.Run, react.Approve())
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, res.Status)
-	assert.Equal(t, 1, int(s.pay.executions()))
+	assert.Equal(t, 1, s.pay.executions())
 }
 
 // A run that cannot start is one pair: the run end with the error.
@@ -549,7 +551,8 @@ func TestRunStreamPanickingConsumer(t *testing.T) {
 		assert.Equal(t, "consumer", recover())
 		assert.Equal(t, []error{react.ErrPanicked}, ends)
 	}()
-	for e := range loop.RunStream(context.Background(), s.node, "hi") {
+	for e, err := range loop.RunStream(context.Background(), s.node, "hi") {
+		require.NoError(t, err)
 		if e.Kind == react.EventTextDelta {
 			panic("consumer")
 		}

@@ -175,10 +175,13 @@ type streaming struct {
 	size int
 }
 
+// Generate asks the model it streams.
 func (s streaming) Generate(ctx context.Context, req react.Request) (react.Response, error) {
 	return s.m.Generate(ctx, req)
 }
 
+// GenerateStream asks the model it streams and yields the answer's
+// fragments.
 func (s streaming) GenerateStream(ctx context.Context, req react.Request) iter.Seq2[react.Chunk, error] {
 	return func(yield func(react.Chunk, error) bool) {
 		resp, err := s.m.Generate(ctx, req)

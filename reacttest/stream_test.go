@@ -59,7 +59,8 @@ func TestStreamModel(t *testing.T) {
 	assert.Equal(t, []string{"a", "b", ""}, got)
 	assert.ErrorIs(t, last, cut, "the turn's error ends the stream")
 
-	for range m.GenerateStream(context.Background(), react.Request{}) {
+	for _, err := range m.GenerateStream(context.Background(), react.Request{}) {
+		require.NoError(t, err)
 		break // the model stops when the reader does
 	}
 	assert.EqualValues(t, 3, m.Sent())

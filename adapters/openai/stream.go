@@ -71,7 +71,7 @@ func (m *Model) GenerateStream(ctx context.Context, req react.Request) iter.Seq2
 			yield(react.Chunk{}, classify(err, resp))
 			return
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		readStream(ctx, resp, yield)
 	}
 }

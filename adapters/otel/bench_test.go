@@ -71,7 +71,7 @@ func BenchmarkTelemetry(b *testing.B) {
 		turn := reacttest.Calls(calls...)
 		for _, p := range providers {
 			b.Run("calls="+strconv.Itoa(n)+"/"+p.name, func(b *testing.B) {
-				var obs react.Observer = react.DiscardObserver
+				obs := react.DiscardObserver
 				if p.tp != nil {
 					o, err := rgotel.New(p.tp, p.mp, &rgotel.Options{Getenv: func(string) string { return "" }})
 					require.NoError(b, err)

@@ -48,21 +48,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Observer: react.DiscardObserver,
 	})
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		_, _ = fmt.Fprintln(stderr, err)
 		return 1
 	}
 	in := bufio.NewReader(stdin)
 	t := &terminal{out: stdout, in: in}
-	fmt.Fprintf(stdout, "user: %s\n", story.Task(prompt.English))
+	_, _ = fmt.Fprintf(stdout, "user: %s\n", story.Task(prompt.English))
 	res, err := t.show(loop.RunStream(ctx, story.Node(), story.Task(prompt.English)))
 	for err == nil && res.Status == react.Suspended {
 		res, err = t.show(loop.ResumeStream(ctx, res.Snapshot, t.decision))
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
+		_, _ = fmt.Fprintln(stderr, "error:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "\n%s after %d rounds; sites created: %d\n", res.Status, res.Rounds, backend.Executions())
+	_, _ = fmt.Fprintf(stdout, "\n%s after %d rounds; sites created: %d\n", res.Status, res.Rounds, backend.Executions())
 	return 0
 }
 
@@ -83,22 +83,22 @@ func (t *terminal) show(events iter.Seq2[react.Event, error]) (react.Result, err
 		switch e.Kind {
 		case react.EventTextDelta:
 			if !t.speaking {
-				fmt.Fprint(t.out, "\nagent: ")
+				_, _ = fmt.Fprint(t.out, "\nagent: ")
 				t.speaking = true
 			}
-			fmt.Fprint(t.out, e.Text)
+			_, _ = fmt.Fprint(t.out, e.Text)
 		case react.EventToolStart:
 			t.speaking = false
-			fmt.Fprintf(t.out, "\n  → %s %s", e.ToolStart.Tool, e.ToolStart.Args)
+			_, _ = fmt.Fprintf(t.out, "\n  → %s %s", e.ToolStart.Tool, e.ToolStart.Args)
 			t.started = e.ToolStart.CallID
 		case react.EventToolInvoked:
 			v := e.Tool
 			if v.CallID != t.started { // answered by the person's decision
-				fmt.Fprintf(t.out, "  %s", v.Tool)
+				_, _ = fmt.Fprintf(t.out, "  %s", v.Tool)
 			}
-			fmt.Fprintf(t.out, "  ⇒ %s", v.Outcome)
+			_, _ = fmt.Fprintf(t.out, "  ⇒ %s", v.Outcome)
 			if v.Code != 0 {
-				fmt.Fprintf(t.out, " %s", v.Code)
+				_, _ = fmt.Fprintf(t.out, " %s", v.Code)
 			}
 		case react.EventSuspended:
 			t.ask(e.Suspend.Suspension)
@@ -115,9 +115,9 @@ func (t *terminal) show(events iter.Seq2[react.Event, error]) (react.Result, err
 func (t *terminal) ask(s react.Suspension) {
 	t.speaking = false
 	if a := s.Approval; a != nil {
-		fmt.Fprintf(t.out, "\n\napprove %s %s? [y/n] ", a.Tool, a.Args)
+		_, _ = fmt.Fprintf(t.out, "\n\napprove %s %s? [y/n] ", a.Tool, a.Args)
 		line, _ := t.in.ReadString('\n')
-		fmt.Fprintln(t.out)
+		_, _ = fmt.Fprintln(t.out)
 		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "n") {
 			t.decision = react.Decline("not now")
 			return
@@ -125,7 +125,7 @@ func (t *terminal) ask(s react.Suspension) {
 		t.decision = react.Approve()
 		return
 	}
-	fmt.Fprintf(t.out, "\n\n%s\n> ", s.Question)
+	_, _ = fmt.Fprintf(t.out, "\n\n%s\n> ", s.Question)
 	line, _ := t.in.ReadString('\n')
 	t.decision = react.Answer(strings.TrimSpace(line))
 }

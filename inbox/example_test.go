@@ -28,7 +28,7 @@ func ExampleNew() {
 		Tools:    tool.MustCatalog(send),
 		Runs:     runstore.NewMemory(),
 		Audit:    runstore.NewMemoryAudit(),
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 		NewRunID: func(context.Context) string { return "run-1" },
 	})
 	alice := react.Owner{Tenant: "acme", User: "alice"}

@@ -59,8 +59,12 @@ func TestNilContextIsRefused(t *testing.T) {
 		call func() (react.Result, error)
 	}{
 		{"Run", func() (react.Result, error) { return e.loop.Run(nilCtx, react.Node{}, "hello") }},
-		{"Resume", func() (react.Result, error) { return e.loop.Resume(nilCtx, res.Snapshot, react.Answer(res.Suspension.Ticket, "Sales")) }},
-		{"ResumeRun", func() (react.Result, error) { return e.loop.ResumeRun(nilCtx, res.Run, react.Answer(res.Suspension.Ticket, "Sales")) }},
+		{"Resume", func() (react.Result, error) {
+			return e.loop.Resume(nilCtx, res.Snapshot, react.Answer(res.Suspension.Ticket, "Sales"))
+		}},
+		{"ResumeRun", func() (react.Result, error) {
+			return e.loop.ResumeRun(nilCtx, res.Run, react.Answer(res.Suspension.Ticket, "Sales"))
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -63,7 +63,7 @@ func ExampleNew() {
 	loop, err := react.New(react.Config{
 		Model:    replay(tc("c1", "list_sites", `{}`), tc("c2", react.ToolFinish, `{"summary":"one site"}`)),
 		Tools:    exampleCatalog(),
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -82,7 +82,7 @@ func ExampleLoop_Run() {
 			tc("c3", react.ToolFinish, `{}`),
 		),
 		Tools:    exampleCatalog(),
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	})
 	node := react.Node{
 		Name:         "find_blog",
@@ -120,7 +120,7 @@ func ExampleLoop_Resume() {
 		Tools:        exampleCatalog(),
 		Guards:       stores,
 		SnapshotKeys: [][]byte{key},
-		Observer:     react.NopObserver{},
+		Observer:     react.DiscardObserver,
 		NewRunID:     func(context.Context) string { return "run-42" },
 	}
 	loop, _ := react.New(cfg)
@@ -171,7 +171,7 @@ func ExampleLoop_ResumeRun() {
 		Guards:   stores,
 		Runs:     runs,
 		Audit:    runstore.NewMemoryAudit(),
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 		NewRunID: func(context.Context) string { return "run-7" },
 	})
 	alice := react.WithOwner(react.Owner{Tenant: "acme", User: "alice"})
@@ -264,30 +264,23 @@ func ExampleMetrics() {
 	// final task: 1/1 (100.0%)
 }
 
-// timer follows model and tool calls through the optional ModelObserver
-// and ToolObserver interfaces; embedding NopObserver provides the event
-// methods it does not need.
-type timer struct{ react.NopObserver }
-
-func (timer) OnModelStart(ctx context.Context, e react.ModelStartEvent) context.Context {
-	fmt.Printf("model call %d starts (%d messages)\n", e.Round, len(e.Request.Messages))
-	return ctx
+// timer follows model and tool calls: an Observer receives every event
+// of a run and picks the kinds it needs.
+func timer(_ context.Context, e react.Event) {
+	switch e.Kind {
+	case react.EventModelStart:
+		fmt.Printf("model call %d starts (%d messages)\n", e.Round, len(e.ModelStart.Request.Messages))
+	case react.EventModelEnd:
+		fmt.Printf("model call %d ends: %d tool call(s), finish reason %q\n", e.Round, len(e.ModelEnd.Response.ToolCalls), e.ModelEnd.Response.FinishReason)
+	case react.EventToolStart:
+		fmt.Printf("  %s starts\n", e.ToolStart.Tool)
+	case react.EventToolEnd:
+		fmt.Printf("  %s ends: %s\n", e.ToolEnd.Tool, e.ToolEnd.Outcome)
+	default:
+	}
 }
 
-func (timer) OnModelEnd(_ context.Context, e react.ModelEndEvent) {
-	fmt.Printf("model call %d ends: %d tool call(s), finish reason %q\n", e.Round, len(e.Response.ToolCalls), e.Response.FinishReason)
-}
-
-func (timer) OnToolStart(ctx context.Context, e react.ToolStartEvent) context.Context {
-	fmt.Printf("  %s starts\n", e.Tool)
-	return ctx
-}
-
-func (timer) OnToolEnd(_ context.Context, e react.ToolEndEvent) {
-	fmt.Printf("  %s ends: %s\n", e.Tool, e.Outcome)
-}
-
-func ExampleToolObserver() {
+func ExampleObserverFunc() {
 	finishReason := func(r react.Response, reason string) react.Response { r.FinishReason = reason; return r }
 	loop, _ := react.New(react.Config{
 		Model: replay(
@@ -295,7 +288,7 @@ func ExampleToolObserver() {
 			finishReason(tc("c2", react.ToolFinish, `{}`), "tool_calls"),
 		),
 		Tools:    exampleCatalog(),
-		Observer: timer{},
+		Observer: react.ObserverFunc(timer),
 	})
 	res, _ := loop.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "list my sites")
 	fmt.Println(res.Status)
@@ -320,7 +313,7 @@ func ExampleNode_hostApproval() {
 		Model:    replay(tc("w1", "create_site", `{"name":"shop"}`)),
 		Tools:    exampleCatalog(),
 		Guards:   stores,
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	}
 	loop, _ := react.New(cfg)
 	node := react.Node{Tools: []string{"create_site"}, HostApproval: true}

@@ -38,7 +38,6 @@ func reportOf(t *testing.T, res react.Result, callID string) react.CallReport {
 
 // toolEvents records the tool events an observer received.
 type toolEvents struct {
-	react.NopObserver
 	invoked, skipped []react.ToolEvent
 	ends             []react.EndEvent
 }
@@ -488,3 +487,8 @@ func TestStatusEnums(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// Observe implements react.Observer through dispatch.
+func (x *toolEvents) Observe(ctx context.Context, e react.Event) context.Context {
+	return dispatch(ctx, e, x)
+}

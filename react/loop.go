@@ -165,7 +165,8 @@ type Loop struct {
 	approvals guard.Approvals
 	ledger    evidence.Ledger
 	observer  Observer
-	obs       observers // the optional interfaces of observer
+	wants     EventSet  // the kinds observer receives
+	carrier   Carrier   // observer, when it carries strings in snapshots
 	info      ModelInfo // what the model says about itself
 	maxResult int
 	newID     func(context.Context) string
@@ -184,6 +185,7 @@ type Loop struct {
 	// call (see retryPending).
 	releases pending.Map[[2]string, struct{}]
 	deletes  pending.Map[string, struct{}]
+	streamer StreamModel               // the model, when it streams
 	cache    *evidence.Cache           // nil unless the default chain reads a ledger kept outside the process
 	schemas  sync.Map                  // *tool.Tool → schemaEntry
 	plan     atomic.Pointer[plan]      // the plan of the last node run
@@ -251,8 +253,10 @@ func New(cfg Config) (*Loop, error) {
 	if l.observer == nil {
 		l.observer = NewLogObserver(cfg.Logger)
 	}
-	l.obs, l.info = optionalObservers(l.observer), describe(cfg.Model)
-	if lo, ok := l.observer.(*LogObserver); ok && l.obs.tool == nil {
+	l.wants, l.info = wantsOf(l.observer), describe(cfg.Model)
+	l.streamer, _ = cfg.Model.(StreamModel)
+	l.carrier, _ = l.observer.(Carrier)
+	if lo, ok := l.observer.(*LogObserver); ok {
 		l.logOnly = lo
 	}
 	if l.maxResult == 0 {
@@ -357,11 +361,16 @@ func checkRunID(id string) error {
 // [Continue]. Otherwise the error is nil and the result's Status says how
 // the run ended. A nil ctx is refused with [ErrNilContext] before
 // anything runs (Resume and ResumeRun do the same).
-func (l *Loop) Run(ctx context.Context, node Node, userInput string, opts ...RunOption) (_ Result, err error) {
+func (l *Loop) Run(ctx context.Context, node Node, userInput string, opts ...RunOption) (Result, error) {
+	return l.run(ctx, node, userInput, applyOptions(opts), nil)
+}
+
+// run drives a run for Run and RunStream; s is the stream's sink, nil for
+// Run.
+func (l *Loop) run(ctx context.Context, node Node, userInput string, o runOptions, s *sink) (res Result, err error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Run)", ErrNilContext)
 	}
-	o := applyOptions(opts)
 	if err := o.owner.Check(); err != nil {
 		return Result{}, fmt.Errorf("react: WithOwner: %w", err)
 	}
@@ -374,14 +383,13 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string, opts ...Run
 	if err != nil {
 		return Result{}, err
 	}
-	r.owner = o.owner
+	r.owner, r.sink = o.owner, s
 	if l.cache != nil {
 		l.cache.Release(id)
 		defer l.cache.Release(id)
 	}
 	ctx = r.beginRun(ctx, nil, nil)
-	defer r.endRun(ctx, &err)
-	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
+	defer r.endRun(ctx, &res, &err)
 	userInput = validText(userInput)
 	r.appendMsg(Message{Role: RoleUser, Content: userInput})
 	r.userTexts = append(r.userTexts, userInput)
@@ -464,6 +472,12 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
 func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision, opts ...RunOption) (Result, error) {
+	return l.resumeBytes(ctx, snapshot, d, applyOptions(opts), nil)
+}
+
+// resumeBytes opens snapshot and resumes it, for Resume and ResumeStream;
+// sk is the stream's sink, nil without a stream.
+func (l *Loop) resumeBytes(ctx context.Context, snapshot []byte, d Decision, o runOptions, sk *sink) (Result, error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Resume)", ErrNilContext)
 	}
@@ -471,11 +485,12 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision, opts ...
 	if err != nil {
 		return Result{}, err
 	}
-	return l.resume(ctx, snapshot, s, d, applyOptions(opts))
+	return l.resume(ctx, snapshot, s, d, o, sk)
 }
 
 // resume resumes the opened snapshot s (whose bytes are snapshot).
-func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Decision, o runOptions) (_ Result, err error) {
+// sk is the stream's sink, nil without a stream.
+func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Decision, o runOptions, sk *sink) (res Result, err error) {
 	if !o.owner.Covers(s.Owner) {
 		return Result{}, fmt.Errorf("%w: run %s is %s's, the caller acts as %s", ErrNotOwner, s.Run, s.Owner, o.owner)
 	}
@@ -486,6 +501,7 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 	if err != nil {
 		return Result{}, err
 	}
+	r.sink = sk
 	if d.kind.audited() != 0 {
 		if err := l.checkTicket(ctx, s, d); err != nil {
 			return Result{}, err
@@ -509,8 +525,9 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 		l.cache.Release(s.Run)
 		defer l.cache.Release(s.Run)
 	}
+	r.roundOpen = r.wave != nil
 	ctx = r.beginRun(ctx, &d, s.Carry)
-	defer r.endRun(ctx, &err)
+	defer r.endRun(ctx, &res, &err)
 	held := true // the claim is taken and neither released nor settled
 	defer func() {
 		// A panic (the model, a host interceptor or observer) must not
@@ -538,6 +555,9 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 		}
 		return res, err
 	}
+	if err := ctx.Err(); err != nil { // cancelled, or the stream's host stopped reading
+		return unchanged(err)
+	}
 	if err := l.importEvidence(ctx, s); err != nil {
 		return unchanged(err)
 	}
@@ -554,7 +574,7 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 	// after the result was kept in Config.Runs, so that a process killed in
 	// between leaves the claim taken (a durable store lets the next resume
 	// take it over), never settled with the run's latest state lost.
-	res, err := r.loop(ctx)
+	res, err = r.loop(ctx)
 	held = false
 	if serr := l.claims.Settle(context.WithoutCancel(ctx), s.Run, s.ID); serr != nil {
 		err = errors.Join(err, fmt.Errorf("react: settle resume claim: %w", serr))
@@ -668,13 +688,18 @@ var (
 // went on and ended: a decision delivered twice) and an error wrapping
 // [ErrRunNotFound] otherwise.
 func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision, opts ...RunOption) (Result, error) {
+	return l.resumeRun(ctx, id, d, applyOptions(opts), nil)
+}
+
+// resumeRun drives ResumeRun and ResumeRunStream; sk is the stream's sink,
+// nil without a stream.
+func (l *Loop) resumeRun(ctx context.Context, id string, d Decision, o runOptions, sk *sink) (Result, error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (ResumeRun)", ErrNilContext)
 	}
 	if l.runs == nil {
 		return Result{}, ErrNoRunStore
 	}
-	o := applyOptions(opts)
 	l.retryPending(ctx)
 	rec, ok, err := l.runs.Get(ctx, id)
 	if err != nil {
@@ -695,7 +720,7 @@ func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision, opts ...Run
 	if s.Run != id {
 		return Result{}, fmt.Errorf("%w: the run store holds a snapshot of run %q under %q", ErrSnapshotRun, s.Run, id)
 	}
-	return l.resume(ctx, rec.Snapshot, s, d, o)
+	return l.resume(ctx, rec.Snapshot, s, d, o, sk)
 }
 
 // isNil reports whether v is nil or holds a nil pointer, map, slice,
@@ -723,6 +748,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 			}
 			continue
 		}
+		r.endRound(ctx)
 		if err := ctx.Err(); err != nil {
 			return r.interrupt(ctx, err)
 		}
@@ -793,7 +819,7 @@ func (r *run) written(key string) bool {
 // noToolCalls applies the rule for a turn without a tool call: one stall,
 // and a user message saying so.
 func (r *run) noToolCalls(ctx context.Context) {
-	r.observer.OnNoToolCalls(ctx, r.roundEvent())
+	r.emit(ctx, Event{Kind: EventNoToolCalls, RoundEvent: r.roundEvent()})
 	r.appendMsg(Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
 	r.stall(ctx, "no_tool_calls", "")
 }
@@ -802,7 +828,10 @@ func (r *run) noToolCalls(ctx context.Context) {
 func (r *run) stall(ctx context.Context, reason, callID string) {
 	r.stalls++
 	limit := r.node.noProgressLimit()
-	r.observer.OnStall(ctx, StallEvent{RoundEvent: r.roundEvent(), Count: r.stalls, Limit: limit, Reason: reason, CallID: callID})
+	if r.hears(EventStall) {
+		re := r.roundEvent()
+		r.emit(ctx, Event{Kind: EventStall, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Count: r.stalls, Limit: limit, Reason: reason, CallID: callID}})
+	}
 	if r.stalls > limit {
 		r.fail(FailedNoProgress, fmt.Sprintf("%d consecutive rounds without progress (limit %d)", r.stalls, limit))
 	}
@@ -813,7 +842,10 @@ func (r *run) resetStalls(ctx context.Context, callID string) {
 		return
 	}
 	r.stalls = 0
-	r.observer.OnStallReset(ctx, StallEvent{RoundEvent: r.roundEvent(), Limit: r.node.noProgressLimit(), CallID: callID})
+	if r.hears(EventStallReset) {
+		re := r.roundEvent()
+		r.emit(ctx, Event{Kind: EventStallReset, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Limit: r.node.noProgressLimit(), CallID: callID}})
+	}
 }
 
 func (r *run) fail(kind FailureKind, reason string) {
@@ -828,17 +860,19 @@ func (r *run) roundEvent() RoundEvent {
 // end reports the end of a run that finished, failed or suspended and
 // builds its result.
 func (r *run) end(ctx context.Context) (Result, error) {
+	if r.wave == nil {
+		r.endRound(ctx)
+	}
 	r.keepSizes()
 	res := r.result()
 	switch r.status {
 	case Finished:
-		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs), Goal: res.Goal})
+		r.emitEnd(ctx, EventFinished, res.Goal)
 		r.l.forget(r.id)
 	case Failed:
-		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs), Goal: res.Goal})
+		r.emitEnd(ctx, EventFailed, res.Goal)
 		r.l.forget(r.id)
 	case Suspended:
-		r.observer.OnSuspended(ctx, SuspendEvent{RoundEvent: r.roundEvent(), Suspension: *r.susp})
 		snap, err := r.snapshot(ctx)
 		if err != nil {
 			// Nothing resumable can be handed out (the state outgrew
@@ -849,9 +883,37 @@ func (r *run) end(ctx context.Context) (Result, error) {
 		}
 		res.Snapshot = snap
 		res.Suspension.Ticket = r.ticket
+		if r.hears(EventSuspended) {
+			// After the seal, so that what the person must decide carries
+			// its ticket.
+			re := r.roundEvent()
+			r.emit(ctx, Event{Kind: EventSuspended, RoundEvent: re, Suspend: &SuspendEvent{RoundEvent: re, Suspension: *res.Suspension}})
+		}
 	case Interrupted:
 	}
 	return res, r.keep(ctx, res)
+}
+
+// endRound reports the end of the round whose turn was received, once
+// every call of the turn was answered.
+func (r *run) endRound(ctx context.Context) {
+	if r.roundOpen {
+		r.roundOpen = false
+		r.emit(ctx, Event{Kind: EventRoundEnd, RoundEvent: r.roundEvent()})
+	}
+}
+
+// emitEnd reports a run that finished or failed.
+func (r *run) emitEnd(ctx context.Context, kind EventKind, goal GoalStatus) {
+	if !r.hears(kind) {
+		return
+	}
+	re := r.roundEvent()
+	e := &EndEvent{RoundEvent: re, Outputs: len(r.outputs), Goal: goal}
+	if kind == EventFailed {
+		e.Failure = r.failure
+	}
+	r.emit(ctx, Event{Kind: kind, RoundEvent: re, End: e})
 }
 
 // interrupt stops the run on err with a snapshot that resumes it.

@@ -32,8 +32,6 @@ import (
 // process: a run started in one process and resumed in another is started
 // in the first and ends in the second.
 type Metrics struct {
-	NopObserver
-
 	// call layer
 	noToolCalls, turnsWithCalls  atomic.Int64
 	calls, builtinCalls, skipped atomic.Int64
@@ -52,7 +50,10 @@ type Metrics struct {
 	stalls atomic.Int64
 }
 
-var _ Observer = (*Metrics)(nil)
+var (
+	_ Observer    = (*Metrics)(nil)
+	_ EventFilter = (*Metrics)(nil)
+)
 
 // Rate is a ratio with its numerator and denominator, so that a figure is
 // never shown without what it was computed from.
@@ -308,11 +309,43 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 	return s
 }
 
-// OnNodeStarted implements [Observer].
-func (m *Metrics) OnNodeStarted(context.Context, NodeEvent) { m.nodesStarted.Add(1) }
+// Observe implements [Observer]: it counts the kinds [Metrics.Wants]
+// returns and ignores the others.
+func (m *Metrics) Observe(ctx context.Context, e Event) context.Context {
+	switch e.Kind {
+	case EventRunStart:
+		if !e.RunStart.Resumed {
+			m.nodesStarted.Add(1)
+		}
+	case EventToolInvoked:
+		m.onToolInvoked(e.Tool)
+	case EventToolSkipped:
+		m.skipped.Add(1)
+	case EventNoToolCalls:
+		m.noToolCalls.Add(1)
+	case EventStall:
+		m.stalls.Add(1)
+	case EventSuspended:
+		m.onSuspended(e.Suspend)
+	case EventFinished:
+		m.nodesFinished.Add(1)
+		m.goal(e.End.Goal)
+	case EventFailed:
+		m.nodesFailed.Add(1)
+		m.goal(e.End.Goal)
+	default: // not counted
+	}
+	return ctx
+}
 
-// OnToolInvoked implements [Observer].
-func (m *Metrics) OnToolInvoked(_ context.Context, e ToolEvent) {
+// metricEvents are the kinds a Metrics counts.
+var metricEvents = Events(EventRunStart, EventToolInvoked, EventToolSkipped, EventNoToolCalls,
+	EventStall, EventSuspended, EventFinished, EventFailed)
+
+// Wants implements [EventFilter]: the kinds it counts.
+func (m *Metrics) Wants() EventSet { return metricEvents }
+
+func (m *Metrics) onToolInvoked(e *ToolEvent) {
 	m.calls.Add(1)
 	if e.Position == 0 {
 		m.turnsWithCalls.Add(1)
@@ -355,35 +388,13 @@ func (m *Metrics) OnToolInvoked(_ context.Context, e ToolEvent) {
 	}
 }
 
-// OnToolSkipped implements [Observer].
-func (m *Metrics) OnToolSkipped(context.Context, ToolEvent) { m.skipped.Add(1) }
-
-// OnNoToolCalls implements [Observer].
-func (m *Metrics) OnNoToolCalls(context.Context, RoundEvent) { m.noToolCalls.Add(1) }
-
-// OnStall implements [Observer].
-func (m *Metrics) OnStall(context.Context, StallEvent) { m.stalls.Add(1) }
-
-// OnSuspended implements [Observer].
-func (m *Metrics) OnSuspended(_ context.Context, e SuspendEvent) {
+func (m *Metrics) onSuspended(e *SuspendEvent) {
 	switch e.Suspension.Kind {
 	case SuspendApproval:
 		m.approvals.Add(1)
 	case SuspendFollowUp:
 		m.followUps.Add(1)
 	}
-}
-
-// OnFinished implements [Observer].
-func (m *Metrics) OnFinished(_ context.Context, e EndEvent) {
-	m.nodesFinished.Add(1)
-	m.goal(e.Goal)
-}
-
-// OnFailed implements [Observer].
-func (m *Metrics) OnFailed(_ context.Context, e EndEvent) {
-	m.nodesFailed.Add(1)
-	m.goal(e.Goal)
 }
 
 func (m *Metrics) goal(g GoalStatus) {

@@ -330,4 +330,3 @@ func (l *Loop) History(ctx context.Context, id string, opts ...RunOption) ([]run
 	}
 	return h, nil
 }
-

@@ -32,6 +32,8 @@ type run struct {
 	l        *Loop
 	cat      *prompt.Catalog
 	observer Observer
+	wants    EventSet // the kinds observer receives
+	sink     *sink    // the host's stream; nil when the run is not streamed
 
 	id          string
 	owner       Owner
@@ -44,6 +46,7 @@ type run struct {
 	summary     string
 	msgs        []Message // msgs[0] is the system slot of the current round
 	wave        *wave     // the turn whose calls are being processed (&w); nil between turns
+	roundOpen   bool      // a turn was received whose EventRoundEnd was not reported
 	w           wave
 	outputs     map[string]OutputValue // nil until the first output
 	susp        *Suspension
@@ -120,6 +123,7 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		l:         l,
 		cat:       l.cat,
 		observer:  l.observer,
+		wants:     l.wants,
 		id:        id,
 		node:      node,
 		msgs:      make([]Message, 1, max(4, min(p.msgs.Load(), startSliceHint))),
@@ -326,6 +330,7 @@ func (r *run) appendAssistant(resp Response) {
 		m.ToolCalls[i] = c
 	}
 	r.appendMsg(m)
+	r.roundOpen = true
 	if len(m.ToolCalls) > 0 {
 		r.w = wave{msg: len(r.msgs) - 1, invalid: invalid}
 		r.wave = &r.w
@@ -358,12 +363,21 @@ type callResult struct {
 	// observer is a LogObserver whose logger reports no call, the call is
 	// neither timed nor reported (dur stays 0).
 	heard bool
+	// streamed are the events of a call of a parallel batch, kept for the
+	// run's stream, which receives them once the batch returned.
+	streamed []Event
 }
 
 // heard reports whether an observer reads the events of calls: any
 // observer but a LogObserver alone, or a LogObserver whose logger is
 // enabled at a level it reports calls at (Info, Warn for a failure).
 func (r *run) heard(ctx context.Context) bool {
+	if r.sink != nil {
+		return true
+	}
+	if !r.hears(EventToolInvoked) && !r.hears(EventToolEnd) {
+		return false
+	}
 	lo := r.l.logOnly
 	if lo == nil {
 		return true
@@ -391,6 +405,11 @@ func (r *run) processWave(ctx context.Context) error {
 		if r.node.ParallelReads {
 			if j := r.readBatchEnd(calls, i); j-i > 1 {
 				outs, err := r.runBatch(ctx, calls[i:j], i)
+				for k := range outs {
+					for _, e := range outs[k].streamed {
+						r.sink.put(e)
+					}
+				}
 				if err != nil {
 					return err
 				}
@@ -404,7 +423,7 @@ func (r *run) processWave(ctx context.Context) error {
 		}
 		out := &r.cur
 		*out = callResult{}
-		if err := r.dispatch(ctx, calls[i], i, out); err != nil {
+		if err := r.dispatch(ctx, calls[i], i, out, false); err != nil {
 			return err
 		}
 		r.apply(ctx, i, out)
@@ -454,7 +473,7 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 					err = errBatchPanic
 				}
 			}()
-			return r.dispatch(gctx, calls[k], first+k, &outs[k])
+			return r.dispatch(gctx, calls[k], first+k, &outs[k], true)
 		})
 	}
 	err := g.Wait()
@@ -462,7 +481,7 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 		panic(value)
 	}
 	if err != nil {
-		return nil, err
+		return outs, err // for the events they hold, not their results
 	}
 	return outs, nil
 }
@@ -661,7 +680,8 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 		if out != nil {
 			dur = out.dur
 		}
-		r.observer.OnToolInvoked(ctx, r.toolEvent(c, i, obs, dur, rep))
+		e := r.toolEvent(c, i, obs, dur, rep)
+		r.emit(ctx, Event{Kind: EventToolInvoked, RoundEvent: e.RoundEvent, Tool: &e})
 	}
 }
 
@@ -698,8 +718,11 @@ func (r *run) skipRest(ctx context.Context, exitedBy string) {
 			ToolName:   c.Name,
 			IsError:    true,
 		})
-		r.observer.OnToolSkipped(ctx, ToolEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: isBuiltin(c.Name),
-			Position: k, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name)})
+		if r.hears(EventToolSkipped) {
+			re := r.roundEvent()
+			r.emit(ctx, Event{Kind: EventToolSkipped, RoundEvent: re, Tool: &ToolEvent{RoundEvent: re, CallID: c.ID, Tool: c.Name, Builtin: isBuiltin(c.Name),
+				Position: k, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name)}})
+		}
 	}
 	w.next = len(calls)
 	r.wave = nil

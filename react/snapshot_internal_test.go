@@ -44,7 +44,7 @@ func suspendedState(t testing.TB) (*Loop, *snapState) {
 			),
 		),
 		Tools:    tool.MustCatalog(create),
-		Observer: NopObserver{},
+		Observer: DiscardObserver,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestSnapshotCheck(t *testing.T) {
 func TestSnapshotRestoreNeedsCatalog(t *testing.T) {
 	l, s := suspendedState(t)
 	b := resealed(t, l, s)
-	other, _ := New(Config{Model: scripted(), Observer: NopObserver{}})
+	other, _ := New(Config{Model: scripted(), Observer: DiscardObserver})
 	if _, err := other.Resume(context.Background(), b, Answer(l.keys[0].ticket(s), "blog")); !errors.Is(err, ErrInvalidNode) || !errors.Is(err, ErrSnapshot) {
 		t.Errorf("Resume on a loop without create_site = %v; want ErrInvalidNode and ErrSnapshot", err)
 	}
@@ -222,7 +222,7 @@ func hostState(t testing.TB) (*Loop, *snapState) {
 	l, err := New(Config{
 		Model:    scripted(calls(ToolCall{ID: "w", Name: "create_site", Args: json.RawMessage(`{}`)})),
 		Tools:    tool.MustCatalog(create),
-		Observer: NopObserver{},
+		Observer: DiscardObserver,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -187,7 +187,7 @@ func TestTrust_KeysAreValidated(t *testing.T) {
 		assert.Contains(t, err.Error(), tt.want, tt.name)
 	}
 	key := bytes.Repeat([]byte{3}, 32)
-	cfg := react.Config{Model: newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which?"}`))), SnapshotKeys: [][]byte{key}, Observer: react.NopObserver{}}
+	cfg := react.Config{Model: newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which?"}`))), SnapshotKeys: [][]byte{key}, Observer: react.DiscardObserver}
 	l, err := react.New(cfg)
 	require.NoError(t, err)
 	res, err := l.Run(context.Background(), react.Node{}, "hi")
@@ -454,7 +454,6 @@ func TestTrust_ConcurrentDoubleResume(t *testing.T) {
 // site story: any catalog call that is not a SUCCESS, except the first
 // deferral of the write.
 type verdictCheck struct {
-	react.NopObserver
 	bad *atomic.Int32
 }
 
@@ -514,7 +513,7 @@ func TestTrust_HostPanicsAreTheSameWithParallelReads(t *testing.T) {
 			cat, err := tool.NewCatalog(list.Tool, stats.Tool)
 			require.NoError(t, err)
 			inner := invoker.New(nil)
-			l, err := react.New(react.Config{Model: m, Tools: cat, Observer: react.NopObserver{},
+			l, err := react.New(react.Config{Model: m, Tools: cat, Observer: react.DiscardObserver,
 				Handler: func(ctx context.Context, call invoker.Call) (observation.Observation, error) {
 					if call.Name == "get_stats" {
 						panic(boom{call.Name})
@@ -531,4 +530,9 @@ func TestTrust_HostPanicsAreTheSameWithParallelReads(t *testing.T) {
 			assert.Equal(t, boom{"get_stats"}, got, "the host's panic value reaches Run's caller")
 		})
 	}
+}
+
+// Observe implements react.Observer through dispatch.
+func (x *verdictCheck) Observe(ctx context.Context, e react.Event) context.Context {
+	return dispatch(ctx, e, x)
 }

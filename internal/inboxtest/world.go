@@ -101,7 +101,7 @@ func New(t testing.TB, o *Options) *World {
 		paid: map[string]int{}, keys: map[string]int{}, closed: map[string]int{}}
 	w.Model = reacttest.Func(agent)
 	cfg := react.Config{
-		Model: w.Model, Tools: w.tools(), Observer: react.NopObserver{}, Logger: slog.New(slog.DiscardHandler),
+		Model: w.Model, Tools: w.tools(), Observer: react.DiscardObserver, Logger: slog.New(slog.DiscardHandler),
 		Guards: &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()},
 		Claims: runstore.NewMemoryClaims(), Runs: w.Runs, Audit: w.Audit,
 		SnapshotKeys: [][]byte{[]byte("inboxtest snapshot key: 32 bytes or more")},

@@ -173,7 +173,7 @@ func newWorld(t *testing.T, st Stores) *world {
 func (w *world) loop(run string) *react.Loop {
 	w.t.Helper()
 	l, err := react.New(react.Config{
-		Model: w.model, Tools: w.tools, Observer: react.NopObserver{}, Logger: slog.New(slog.DiscardHandler),
+		Model: w.model, Tools: w.tools, Observer: react.DiscardObserver, Logger: slog.New(slog.DiscardHandler),
 		Guards: &guard.Options{Ledger: w.st.Ledger, Approvals: w.st.Approvals, WriteLedger: w.st.WriteLedger, ArgPolicy: w.policy,
 			Retry: guard.RetryOptions{Sleep: func(context.Context, time.Duration) error { return nil }}},
 		Claims: w.st.Claims, Runs: w.st.Runs, Audit: w.st.Audit,

@@ -224,19 +224,19 @@ func rerunAgent(req react.Request) react.Response {
 
 // verdicts records the verdict of each catalog call and how long it took.
 type verdicts struct {
-	react.NopObserver
 	mu    sync.Mutex
 	calls []react.ToolEvent
 }
 
-// OnToolInvoked records the call's verdict.
-func (v *verdicts) OnToolInvoked(_ context.Context, e react.ToolEvent) {
-	if e.Builtin {
-		return
+// Observe records the verdicts of catalog calls.
+func (v *verdicts) Observe(ctx context.Context, ev react.Event) context.Context {
+	if ev.Kind != react.EventToolInvoked || ev.Tool.Builtin {
+		return ctx
 	}
 	v.mu.Lock()
-	v.calls = append(v.calls, e)
+	v.calls = append(v.calls, *ev.Tool)
 	v.mu.Unlock()
+	return ctx
 }
 
 func (v *verdicts) of(tool string) []react.ToolEvent {

@@ -169,7 +169,7 @@ func TestFault_ConnectionLostMidRun(t *testing.T) {
 			run := "fault-" + t.Name()
 			loop, err := react.New(react.Config{Model: model, Tools: tools,
 				Guards: &guard.Options{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger()},
-				Claims: s.Claims(), Runs: s.Runs(), NewRunID: func(context.Context) string { return run }, Observer: react.NopObserver{}})
+				Claims: s.Claims(), Runs: s.Runs(), NewRunID: func(context.Context) string { return run }, Observer: react.DiscardObserver})
 			if err != nil {
 				t.Fatal(err)
 			}

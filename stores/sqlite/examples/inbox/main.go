@@ -89,7 +89,7 @@ func serve(ctx context.Context, addr, state string, more bool, out io.Writer, re
 		Guards: &guard.Options{Ledger: store.Evidence(), Approvals: store.Approvals(), WriteLedger: store.WriteLedger()},
 		Claims: store.Claims(), Runs: store.Runs(), Audit: store.Audit(),
 		SnapshotKeys: [][]byte{key},
-		Observer:     react.NopObserver{},
+		Observer:     react.DiscardObserver,
 	})
 	if err != nil {
 		return err

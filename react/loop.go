@@ -536,7 +536,7 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 		// again (the stores answer it without a second grant).
 		if held {
 			if p := recover(); p != nil {
-				l.release(context.WithoutCancel(ctx), s.Run, s.ID)
+				_ = l.release(context.WithoutCancel(ctx), s.Run, s.ID) // a failure is remembered and retried
 				panic(p)
 			}
 		}

@@ -75,7 +75,22 @@ type WriteRecord struct {
 	State  WriteState      `json:"state"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Code   errcode.Code    `json:"code,omitempty"`
+	// Token is the fencing token of the claim that holds the key, or that
+	// held it last (0 when the ledger issues none): every claim of a key
+	// gets a larger token than any earlier claim of the ledger. Begin
+	// returns it with a claim, the write gate hands it to the tool
+	// (tool.Request.FencingToken), and Finish names the claim it closes
+	// with it.
+	Token uint64 `json:"token,omitempty"`
 }
+
+// ErrFenced is wrapped by the error of [WriteLedger.Finish] when the
+// record names (by its Token) a claim that is no longer the key's
+// current one, or a key that is neither running nor uncertain: the claim
+// was taken over by another holder after its lease was lost, or the
+// record was already closed. Nothing is stored; the holder must not act
+// as if its record counted.
+var ErrFenced = errors.New("guard: the write's claim is no longer current")
 
 // WriteLedger records writes by idempotency key so that a write executes at
 // most once across retries, resumes and replicas. Implementations must be
@@ -96,9 +111,38 @@ type WriteLedger interface {
 	Begin(ctx context.Context, key, tool string) (WriteRecord, bool, error)
 	// Finish stores the final record of key (WriteSucceeded, WriteFailed,
 	// WriteUncertain), or WriteNone to release a claim that did not execute.
+	// A record with a Token closes the claim of that token (the one Begin
+	// returned, or the uncertain record Begin reported): a ledger that
+	// issues tokens stores it only while that claim is the key's current
+	// one and the key is running or uncertain, and otherwise stores nothing
+	// and returns an error wrapping [ErrFenced]. A record without a Token
+	// is stored whatever the key holds (an operator's correction).
 	Finish(ctx context.Context, rec WriteRecord) error
 	// Get returns the record of key.
 	Get(ctx context.Context, key string) (WriteRecord, bool, error)
+}
+
+// LeasedWriteLedger is a [WriteLedger] whose claims hold under a lease
+// that the holding process renews while it lives: a ledger shared by
+// processes whose owners can lose touch with the database while they keep
+// running (stores/postgres). Another process takes a claim over (reads it
+// as WriteUncertain) only once the database sees the holder's lease
+// expired; the holder, which renews it, counts it lost earlier, on its own
+// clock, and must stop acting under it before anyone can take it over.
+//
+// The write gate runs a claimed write under the context Hold returns, so
+// that a holder that loses its lease cancels its in-flight call: a tool
+// that honours its context stops, and the request it had already sent
+// carries a fencing token that a backend can refuse (see
+// [WriteRecord].Token).
+type LeasedWriteLedger interface {
+	WriteLedger
+	// Hold returns a context derived from ctx that is cancelled once the
+	// lease under which this ledger claimed rec is lost (its cause then
+	// wraps runstore.ErrLeaseLost in stores/postgres), and a function that
+	// releases its resources; call it when the write returned. A rec this
+	// ledger does not hold yields a context that is already cancelled.
+	Hold(ctx context.Context, rec WriteRecord) (context.Context, context.CancelFunc)
 }
 
 // ApprovingWriteLedger is a [WriteLedger] that keeps its records in the

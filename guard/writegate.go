@@ -110,6 +110,16 @@ type WriteGateOptions struct {
 // error from next, or a panic, records the write as uncertain; the error is
 // returned and the panic goes on.
 //
+// The claim's fencing token ([WriteRecord].Token) is set on the call
+// passed down (invoker.Call.FencingToken, which the default invoker hands
+// to the tool as tool.Request.FencingToken), and every record the gate
+// stores for the claim names it, so that a holder whose claim was taken
+// over records nothing: [WriteLedger.Finish] answers [ErrFenced], which the
+// gate returns as an error. With a [LeasedWriteLedger] the write runs
+// under the context of [LeasedWriteLedger.Hold]: a holder that loses its
+// lease cancels its in-flight write, records it uncertain, and returns an
+// error naming the lost lease (see docs/architecture.md, "Failover").
+//
 // Arguments of a write that are not JSON are REJECTED ARG_JSON_INVALID
 // here, so that no write runs ungated. Store errors are returned as Go
 // errors with the zero observation; ledger updates after the execution use
@@ -200,6 +210,7 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	// approval of a write that needs one together (one operation).
 	together := g.approving != nil && (g.require == nil || g.require(call))
 	claimed := false
+	var claim WriteRecord
 	for range maxClaims {
 		var rec WriteRecord
 		var ok bool
@@ -213,7 +224,7 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 			return observation.Observation{}, fmt.Errorf("guard: write gate: claim %q: %w", key, err)
 		}
 		if ok {
-			claimed = true
+			claimed, claim = true, rec
 			break
 		}
 		switch rec.State {
@@ -222,7 +233,7 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 		case WriteRunning:
 			return g.inFlight(call), nil
 		case WriteUncertain:
-			obs, again, err := g.verify(ctx, call, t, key)
+			obs, again, err := g.verify(ctx, call, t, rec)
 			if err != nil || !again {
 				return obs, err
 			}
@@ -239,8 +250,9 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	if !claimed {
 		return g.inFlight(call), nil
 	}
+	call.FencingToken = claim.Token
 	if together { // the approval was consumed with the claim
-		return g.execute(ctx, call, key, true, next)
+		return g.execute(ctx, call, claim, true, next)
 	}
 
 	approved := false
@@ -248,17 +260,17 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 		ok, err := g.approvals.Consume(ctx, call.Run, fp)
 		if err != nil {
 			return observation.Observation{}, errors.Join(
-				fmt.Errorf("guard: write gate: consume approval: %w", err), g.release(ctx, call, key))
+				fmt.Errorf("guard: write gate: consume approval: %w", err), g.release(ctx, call, claim))
 		}
 		if !ok {
-			if err := g.release(ctx, call, key); err != nil {
+			if err := g.release(ctx, call, claim); err != nil {
 				return observation.Observation{}, err
 			}
 			return g.gate(ctx, call, fp)
 		}
 		approved = true
 	}
-	return g.execute(ctx, call, key, approved, next)
+	return g.execute(ctx, call, claim, approved, next)
 }
 
 // gate records call as waiting for approval and answers APPROVAL_REQUIRED.
@@ -285,25 +297,38 @@ func uncertainOf(ctx context.Context) UncertainFunc {
 	return UncertainWrite
 }
 
-// execute runs the claimed write and records its outcome.
-func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, approved bool, next invoker.Handler) (obs observation.Observation, err error) {
+// execute runs the write claimed by claim and records its outcome. With a
+// LeasedWriteLedger the write runs under the claim's lease: it is
+// cancelled when the lease is lost.
+func (g *writeGate) execute(ctx context.Context, call invoker.Call, claim WriteRecord, approved bool, next invoker.Handler) (obs observation.Observation, err error) {
 	settle := context.WithoutCancel(ctx)
-	ctx = context.WithValue(ctx, uncertainKey{}, g.uncertain)
+	key := claim.Key
+	run := ctx
+	if lw, ok := g.ledger.(LeasedWriteLedger); ok {
+		var stop context.CancelFunc
+		run, stop = lw.Hold(ctx, claim)
+		defer stop()
+	}
+	run = context.WithValue(run, uncertainKey{}, g.uncertain)
 	done := false
 	defer func() {
 		if !done { // next panicked: nobody knows whether the write applied
-			_ = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain})
+			_ = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain, Token: claim.Token})
 		}
 	}()
-	obs, err = next(ctx, call)
+	obs, err = next(run, call)
 	done = true
 	if err != nil {
-		if ferr := g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain}); ferr != nil {
+		if ctx.Err() == nil && run.Err() != nil {
+			// The lease ended, not the caller's context: say so.
+			err = fmt.Errorf("guard: write gate: %q stopped: %w", key, context.Cause(run))
+		}
+		if ferr := g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain, Token: claim.Token}); ferr != nil {
 			return observation.Observation{}, errors.Join(err, fmt.Errorf("guard: write gate: recording the write as uncertain: %w", ferr))
 		}
 		return observation.Observation{}, err
 	}
-	rec := WriteRecord{Key: key, Tool: call.Name}
+	rec := WriteRecord{Key: key, Tool: call.Name, Token: claim.Token}
 	switch obs.Outcome() {
 	case outcome.Success:
 		rec.State = WriteSucceeded
@@ -327,13 +352,16 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, 
 	return obs, nil
 }
 
-// verify asks the tool whether an uncertain write applied. It returns the
-// observation to answer with, or again=true when the write verified as not
-// applied and its claim was released.
-func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool, key string) (observation.Observation, bool, error) {
+// verify asks the tool whether the uncertain write rec applied. It returns
+// the observation to answer with, or again=true when the write verified as
+// not applied and its claim was released. What it records closes rec's
+// claim (its Token): if another process claimed the key meanwhile, nothing
+// is recorded and the error wraps ErrFenced.
+func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool, rec WriteRecord) (observation.Observation, bool, error) {
 	if t.Verify == nil {
 		return g.pendingVerify(call), false, nil
 	}
+	key := rec.Key
 	status, result, err := safeVerify(ctx, t.Verify, key)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -344,13 +372,13 @@ func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool,
 	switch status {
 	case tool.WriteApplied:
 		raw := encodePayload(result)
-		if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteSucceeded, Result: raw}); err != nil {
+		if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteSucceeded, Result: raw, Token: rec.Token}); err != nil {
 			return observation.Observation{}, false, fmt.Errorf("guard: write gate: record verified %q: %w", key, err)
 		}
 		obs, err := g.reused(ctx, call, raw)
 		return obs, false, err
 	case tool.WriteNotApplied:
-		if err := g.release(ctx, call, key); err != nil {
+		if err := g.release(ctx, call, rec); err != nil {
 			return observation.Observation{}, false, err
 		}
 		return observation.Observation{}, true, nil
@@ -370,10 +398,10 @@ func safeVerify(ctx context.Context, v tool.VerifyFunc, key string) (st tool.Wri
 	return v(ctx, key)
 }
 
-// release gives up a claim that did not execute.
-func (g *writeGate) release(ctx context.Context, call invoker.Call, key string) error {
-	if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteNone}); err != nil {
-		return fmt.Errorf("guard: write gate: release %q: %w", key, err)
+// release gives up the claim of rec, which did not execute.
+func (g *writeGate) release(ctx context.Context, call invoker.Call, rec WriteRecord) error {
+	if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: rec.Key, Tool: call.Name, State: WriteNone, Token: rec.Token}); err != nil {
+		return fmt.Errorf("guard: write gate: release %q: %w", rec.Key, err)
 	}
 	return nil
 }

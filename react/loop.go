@@ -343,7 +343,13 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // returns, whatever the result (finished, failed, suspended again,
 // interrupted), with a context that is not cancelled with ctx; a settled
 // snapshot is never resumed again, and an error settling it is joined into
-// the returned error (the result is intact). Resuming needs the stores the
+// the returned error (the result is intact). With claims that hold under
+// a lease ([runstore.LeasedClaims]: stores/postgres) the resume runs under
+// the claim's lease and stops when it is lost; if another process took the
+// claim over meanwhile, nothing this resume did counts and it returns an
+// error wrapping [runstore.ErrLeaseLost] with the snapshot it resumed and
+// that snapshot's status (resuming it again answers [ErrAlreadyResumed]
+// while the other resume holds it). Resuming needs the stores the
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
 func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Result, err error) {
@@ -367,6 +373,16 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	}
 	if !claimed {
 		return Result{}, fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, s.ID, s.Run)
+	}
+	var caller, lease context.Context // with a leased claim: ctx as given, and under the lease
+	if h, ok := l.claims.(runstore.LeasedClaims); ok {
+		// The resume runs under the claim's lease: it stops when the lease
+		// is lost, before another process may take the claim over.
+		var release context.CancelFunc
+		caller = ctx
+		ctx, release = h.Hold(ctx, s.Run, s.ID)
+		lease = ctx
+		defer release()
 	}
 	if l.cache != nil {
 		// This resume drives the run now: whatever an earlier driver (in
@@ -401,8 +417,20 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	// between leaves the claim taken (a durable store lets the next resume
 	// take it over), never settled with the run's latest state lost.
 	res, err := r.loop(ctx)
+	if err != nil && lease != nil && lease.Err() != nil && caller.Err() == nil {
+		err = fmt.Errorf("%w: %w", context.Cause(lease), err) // stopped by the lease, not the caller
+	}
 	if serr := l.claims.Settle(context.WithoutCancel(ctx), s.Run, s.ID); serr != nil {
 		err = errors.Join(err, fmt.Errorf("react: settle resume claim: %w", serr))
+		if errors.Is(serr, runstore.ErrLeaseLost) {
+			// The claim was taken over after this resume lost its lease:
+			// what it did since is not the run's (its records were
+			// refused), so it answers with the snapshot it resumed.
+			if again, rerr := l.restore(s); rerr == nil {
+				res = again.result()
+			}
+			res.Status, res.Snapshot = s.Status, append([]byte(nil), snapshot...)
+		}
 	}
 	return res, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 )
 
 // GatedCall is a write call the write gate deferred for approval.
@@ -172,4 +173,41 @@ type ApprovingWriteLedger interface {
 	// does (WriteRunning, WriteSucceeded, WriteUncertain; a ledger shared by
 	// processes reports the claim of a dead process as WriteUncertain).
 	BeginApproved(ctx context.Context, key, tool, run, fingerprint string) (WriteRecord, bool, error)
+}
+
+// GatingWriteLedger is an [ApprovingWriteLedger] that also records a write
+// as waiting for approval in the same operation when it claims nothing for
+// want of an approval: the write gate's deferral of an unapproved write
+// then costs one store operation where BeginApproved and Approvals.Gate
+// take two. The gate uses it only when ConsumesFrom reports its own
+// Approvals store; its answers are the same.
+type GatingWriteLedger interface {
+	ApprovingWriteLedger
+	// BeginApprovedOrGate is BeginApproved, except that when the key could
+	// be claimed but run holds no approval for c.Fingerprint, it also
+	// records c as the call of run waiting for approval, exactly as the
+	// ledger's Approvals store's Gate does, and returns gated true. When
+	// it claims the key, or finds it running, succeeded or uncertain, it
+	// gates nothing.
+	BeginApprovedOrGate(ctx context.Context, key, tool, run string, c GatedCall) (rec WriteRecord, claimed, gated bool, err error)
+}
+
+// RecordingWriteLedger is a [WriteLedger] that keeps its records in the
+// same database as an evidence ledger, so that it can store a write's
+// final record and the evidence of its execution in one operation: one
+// round trip where Finish and evidence.Ledger.Append take two. The write
+// gate uses it when RecordsTo reports the gate's own evidence ledger: the
+// evidence guard inside the gate then hands the record of the execution to
+// the gate instead of appending it, and the gate stores both together.
+type RecordingWriteLedger interface {
+	WriteLedger
+	// RecordsTo reports whether FinishRecorded appends to l: l is this
+	// ledger's own database's evidence ledger, or an evidence.Cache over
+	// it (an identity check, never a guess).
+	RecordsTo(l evidence.Ledger) bool
+	// FinishRecorded stores rec as Finish does and, in the same operation
+	// and only when rec is stored, appends r to the evidence of run as
+	// evidence.Ledger.Append does. When rec is fenced ([ErrFenced]) or the
+	// operation fails, neither is stored.
+	FinishRecorded(ctx context.Context, rec WriteRecord, run string, r evidence.Record) error
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"github.com/reactguard/reactguard/errcode"
@@ -146,6 +147,10 @@ func WriteGate(opts WriteGateOptions) invoker.Interceptor {
 	}
 	if al, ok := g.ledger.(ApprovingWriteLedger); ok && al.ConsumesFrom(g.approvals) {
 		g.approving = al
+		g.gating, _ = al.(GatingWriteLedger)
+	}
+	if rl, ok := g.ledger.(RecordingWriteLedger); ok && g.evidence != nil && rl.RecordsTo(g.evidence) {
+		g.recording = rl
 	}
 	return g.intercept
 }
@@ -154,6 +159,8 @@ type writeGate struct {
 	approvals Approvals
 	ledger    WriteLedger
 	approving ApprovingWriteLedger // ledger, when it consumes the approvals of approvals; else nil
+	gating    GatingWriteLedger    // approving, when it also gates; else nil
+	recording RecordingWriteLedger // ledger, when it appends to evidence; else nil
 	cat       *prompt.Catalog
 	require   func(invoker.Call) bool
 	uncertain UncertainFunc
@@ -215,9 +222,17 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 		var rec WriteRecord
 		var ok bool
 		var err error
-		if together {
+		switch {
+		case together && g.gating != nil:
+			var gated bool
+			gc := GatedCall{CallID: call.ID, Tool: call.Name, Args: call.Args, Fingerprint: fp, Round: call.Round}
+			rec, ok, gated, err = g.gating.BeginApprovedOrGate(ctx, key, call.Name, call.Run, gc)
+			if err == nil && !ok && gated {
+				return g.approvalRequired(call), nil
+			}
+		case together:
 			rec, ok, err = g.approving.BeginApproved(ctx, key, call.Name, call.Run, fp)
-		} else {
+		default:
 			rec, ok, err = g.ledger.Begin(ctx, key, call.Name)
 		}
 		if err != nil {
@@ -279,9 +294,14 @@ func (g *writeGate) gate(ctx context.Context, call invoker.Call, fp string) (obs
 	if err := g.approvals.Gate(ctx, call.Run, gc); err != nil {
 		return observation.Observation{}, fmt.Errorf("guard: write gate: gate call: %w", err)
 	}
+	return g.approvalRequired(call), nil
+}
+
+// approvalRequired is the answer to a call that waits for approval.
+func (g *writeGate) approvalRequired(call invoker.Call) observation.Observation {
 	return observation.Deferred(errcode.ApprovalRequired,
 		g.cat.Reason(errcode.ApprovalRequired, "tool", call.Name),
-		g.cat.Text(prompt.NextApproval, "tool", call.Name)), nil
+		g.cat.Text(prompt.NextApproval, "tool", call.Name))
 }
 
 // uncertainKey is the context key under which the write gate hands its
@@ -310,9 +330,17 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, claim WriteR
 		defer stop()
 	}
 	run = context.WithValue(run, uncertainKey{}, g.uncertain)
+	var sink *evidenceSink
+	if g.recording != nil {
+		// The evidence guard inside hands its record here, to be stored
+		// with the write's record in one operation.
+		sink = &evidenceSink{ledger: g.evidence, run: call.Run}
+		run = context.WithValue(run, sinkKey{}, sink)
+	}
 	done := false
 	defer func() {
 		if !done { // next panicked: nobody knows whether the write applied
+			_ = g.flush(settle, sink)
 			_ = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain, Token: claim.Token})
 		}
 	}()
@@ -323,7 +351,11 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, claim WriteR
 			// The lease ended, not the caller's context: say so.
 			err = fmt.Errorf("guard: write gate: %q stopped: %w", key, context.Cause(run))
 		}
-		if ferr := g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain, Token: claim.Token}); ferr != nil {
+		ferr := g.flush(settle, sink)
+		if ferr == nil {
+			ferr = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain, Token: claim.Token})
+		}
+		if ferr != nil {
 			return observation.Observation{}, errors.Join(err, fmt.Errorf("guard: write gate: recording the write as uncertain: %w", ferr))
 		}
 		return observation.Observation{}, err
@@ -346,10 +378,71 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, claim WriteR
 	default: // a zero observation: the handler broke its contract
 		rec.State = WriteUncertain
 	}
-	if err := g.ledger.Finish(settle, rec); err != nil {
+	if err := g.finish(settle, rec, sink); err != nil {
 		return observation.Observation{}, fmt.Errorf("guard: write gate: record %q: %w", key, err)
 	}
 	return obs, nil
+}
+
+// finish stores rec, with the evidence record the sink holds when it holds
+// one (one operation of the RecordingWriteLedger).
+func (g *writeGate) finish(ctx context.Context, rec WriteRecord, sink *evidenceSink) error {
+	if sink == nil || !sink.held {
+		return g.ledger.Finish(ctx, rec)
+	}
+	if err := g.recording.FinishRecorded(ctx, rec, sink.run, sink.rec); err != nil {
+		return err
+	}
+	sink.held = false
+	if c, ok := g.evidence.(*evidence.Cache); ok {
+		return c.Appended(ctx, sink.run, sink.rec)
+	}
+	return nil
+}
+
+// flush appends the evidence record the sink holds, if any, on its own.
+func (g *writeGate) flush(ctx context.Context, sink *evidenceSink) error {
+	if sink == nil || !sink.held {
+		return nil
+	}
+	if err := g.evidence.Append(ctx, sink.run, sink.rec); err != nil {
+		return fmt.Errorf("guard: evidence: record call %q attempt %d: %w", sink.rec.CallID, sink.rec.Attempt, err)
+	}
+	sink.held = false
+	return nil
+}
+
+// evidenceSink receives, from the evidence guard inside a write gate whose
+// ledger is a RecordingWriteLedger, the record of the write's execution,
+// which the gate stores together with the write's record.
+type evidenceSink struct {
+	ledger evidence.Ledger // the evidence guard's ledger must be this one
+	run    string
+	held   bool
+	rec    evidence.Record
+}
+
+// sinkKey is the context key of the evidenceSink.
+type sinkKey struct{}
+
+// sinkFor returns the sink of ctx that takes the records a guard writing
+// to l would append for run, or nil.
+func sinkFor(ctx context.Context, l evidence.Ledger, run string) *evidenceSink {
+	s, ok := ctx.Value(sinkKey{}).(*evidenceSink)
+	if !ok || s.run != run || !sameLedger(s.ledger, l) {
+		return nil
+	}
+	return s
+}
+
+// sameLedger reports whether a and b are the same ledger value, without
+// comparing values whose type is not comparable.
+func sameLedger(a, b evidence.Ledger) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
 }
 
 // verify asks the tool whether the uncertain write rec applied. It returns

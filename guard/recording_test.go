@@ -29,7 +29,7 @@ type oneDatabase struct {
 	ev       *countingLedger
 	store    guard.Approvals // what it gates through
 	gates    atomic.Int32    // BeginApprovedOrGate calls that gated
-	recorded atomic.Int32 // FinishRecorded calls
+	recorded atomic.Int32    // FinishRecorded calls
 }
 
 var (

@@ -367,7 +367,11 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	if err := s.fits(d); err != nil {
 		return Result{}, err
 	}
-	claimed, err := l.claims.Claim(ctx, s.Run, s.ID)
+	claimed, applied, err := l.claim(ctx, s, d)
+	var refused error // the decision, refused in the claim's operation: nothing was claimed
+	if errors.Is(err, guard.ErrNotPending) {
+		refused, claimed, err = err, true, nil
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("react: resume claim: %w", err)
 	}
@@ -375,7 +379,7 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 		return Result{}, fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, s.ID, s.Run)
 	}
 	var caller, lease context.Context // with a leased claim: ctx as given, and under the lease
-	if h, ok := l.claims.(runstore.LeasedClaims); ok {
+	if h, ok := l.claims.(runstore.LeasedClaims); ok && refused == nil {
 		// The resume runs under the claim's lease: it stops when the lease
 		// is lost, before another process may take the claim over.
 		var release context.CancelFunc
@@ -396,18 +400,23 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	// Until the decision is applied nothing has changed, so a failure
 	// gives the claim back and returns the same snapshot.
 	unchanged := func(err error) (Result, error) {
-		if rerr := l.claims.Release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
+		if refused != nil {
+			// Nothing was claimed: nothing to release.
+		} else if rerr := l.claims.Release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("react: release resume claim: %w", rerr))
 		}
 		res := r.result()
 		res.Status, res.Snapshot = s.Status, append([]byte(nil), snapshot...)
 		return res, err
 	}
+	if refused != nil {
+		return unchanged(fmt.Errorf("react: approvals: %w", refused))
+	}
 	if err := l.importEvidence(ctx, s); err != nil {
 		return unchanged(err)
 	}
 	if s.Status == Suspended {
-		if err := r.decide(ctx, d); err != nil {
+		if err := r.decide(ctx, d, applied); err != nil {
 			return unchanged(err)
 		}
 	}

@@ -47,19 +47,6 @@ func counted(b testing.TB) (storetest.Stores, func() int64) {
 		Claims: s.Claims(), Runs: s.Runs(), Close: s.Close}, c.n.Load
 }
 
-// The PostgreSQL stores add at most one round trip to a guarded read and
-// at most three to an approved write (issue 9's target), and one per Run
-// or Resume to load the run's evidence, through the default guard chain as
-// a loop builds it.
-func TestRoundTrips(t *testing.T) {
-	s, trips := counted(t)
-	read, write, load := storetest.RoundTrips(t, s, trips)
-	if read > 1 || write > 3 || load != 1 {
-		t.Fatalf("round trips: guarded read %d, approved write %d, evidence load %d; want at most 1, at most 3, and 1", read, write, load)
-	}
-	t.Logf("round trips: guarded read %d, approved write %d, evidence load %d", read, write, load)
-}
-
 // BenchmarkGuardedRead: a read tool through the default guard chain with
 // the PostgreSQL stores.
 func BenchmarkGuardedRead(b *testing.B) {

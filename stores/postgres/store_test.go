@@ -343,3 +343,58 @@ func TestWriteLedger_ConsumesFromItsOwnStoreOnly(t *testing.T) {
 		}
 	}
 }
+
+// A migration applied outside Migrate (by hand, half-way) is detected: the
+// error names the object, says what to do, and nothing is changed; once the
+// half-applied object is dropped, Migrate completes.
+func TestMigrate_HalfAppliedIsExplained(t *testing.T) {
+	d := freshSchema(t)
+	s, err := postgres.Open(bg, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := pgx.Connect(bg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(bg) }()
+	if _, err := conn.Exec(bg, `CREATE TABLE reactguard_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"0001_init.sql", "0002_settled_claims.sql", "0003_reserved.sql"} {
+		b, err := os.ReadFile("migrations/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(bg, string(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(bg, `INSERT INTO reactguard_schema (version, name) VALUES (1, '0001_init.sql'), (2, '0002_settled_claims.sql'), (3, '0003_reserved.sql')`); err != nil {
+		t.Fatal(err)
+	}
+	// The first statement of migration 4, run by hand.
+	if _, err := conn.Exec(bg, `CREATE TABLE reactguard_leases (owner bigint PRIMARY KEY, expires timestamptz NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Migrate(bg)
+	if !errors.Is(err, postgres.ErrSchemaPartial) {
+		t.Fatalf("Migrate over a half-applied migration = %v; want ErrSchemaPartial", err)
+	}
+	for _, want := range []string{"reactguard_leases", "0004_leases.sql", "INSERT INTO reactguard_schema", "drop"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	var v int
+	if err := conn.QueryRow(bg, `SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != 3 {
+		t.Fatalf("schema version after the refused migration = %d, %v; want 3 (nothing changed)", v, err)
+	}
+	if _, err := conn.Exec(bg, `DROP TABLE reactguard_leases`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); err != nil {
+		t.Fatalf("Migrate after the repair = %v", err)
+	}
+}

@@ -53,6 +53,9 @@ func (m *Memory) Get(_ context.Context, id string) (Run, bool, error) {
 
 // List implements [Store.List].
 func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
+	if err := f.Check(); err != nil {
+		return Page{}, err
+	}
 	var after *Cursor
 	if f.Cursor != "" {
 		c, err := ParseCursor(f.Cursor)

@@ -21,3 +21,7 @@ func TestMemory_SharedAcrossSubtests(t *testing.T) {
 	claims := runstore.NewMemoryClaims()
 	runstoretest.RunClaims(t, func() runstore.Claims { return claims })
 }
+
+func TestMemory_TimeRanges(t *testing.T) {
+	runstoretest.RunTimeRanges(t, func() runstore.Store { return runstore.NewMemory() })
+}

@@ -68,6 +68,9 @@ func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
 
 // List implements [runstore.Store.List].
 func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, error) {
+	if err := f.Check(); err != nil {
+		return runstore.Page{}, err
+	}
 	var where []string
 	var args []any
 	if f.Kind != 0 {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
@@ -397,4 +398,16 @@ func TestMigrate_HalfAppliedIsExplained(t *testing.T) {
 	if err := s.Migrate(bg); err != nil {
 		t.Fatalf("Migrate after the repair = %v", err)
 	}
+}
+
+// Retention keeps what a snapshot within SnapshotMaxAge needs, and past it
+// the snapshot is refused as expired (fake clock shared by the store and
+// the loop).
+func TestPrune_KeepsWhatAValidSnapshotNeeds(t *testing.T) {
+	storetest.Retention(t, func(t *testing.T, now func() time.Time) (storetest.Stores, storetest.Pruner) {
+		s := open(t, &postgres.Options{Now: now})
+		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+				Claims: s.Claims(), Runs: s.Runs(), Close: s.Close},
+			func(ctx context.Context, before time.Time) error { _, err := s.Prune(ctx, before); return err }
+	})
 }

@@ -82,10 +82,10 @@ WITH me AS (
 ), g AS (
 	SELECT 1 FROM reactguard_grants WHERE run = $5 AND fingerprint = $6 AND n > 0 AND EXISTS (SELECT 1 FROM me) FOR UPDATE
 ), c AS (
-	INSERT INTO reactguard_writes (key, tool, state, owner, token, at)
-	SELECT $1, $2, 1, $3, nextval('reactguard_fence'), $4 FROM g
+	INSERT INTO reactguard_writes (key, tool, state, owner, token, run, at)
+	SELECT $1, $2, 1, $3, nextval('reactguard_fence'), $5, $4 FROM g
 	ON CONFLICT (key) DO UPDATE SET tool = EXCLUDED.tool, state = 1, result = NULL, code = 0,
-		owner = EXCLUDED.owner, token = EXCLUDED.token, at = EXCLUDED.at
+		owner = EXCLUDED.owner, token = EXCLUDED.token, run = EXCLUDED.run, at = EXCLUDED.at
 		WHERE reactguard_writes.state IN (0, 3)
 	RETURNING token
 ), d AS (

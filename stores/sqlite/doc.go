@@ -59,11 +59,14 @@
 // # Retention
 //
 // Nothing is deleted by itself. [Runs.Delete] and [Runs.Expire] remove
-// stopped runs; [Store.Prune] deletes, older than a bound, settled
-// write-ledger keys (running and uncertain ones are kept), stopped runs,
-// resume claims, approval state and the evidence of runs not written
-// since. Claims may be pruned only if no older snapshot can be resumed:
-// set react.Config.SnapshotMaxAge to at most the retention.
+// stopped runs; [Store.Prune] deletes, older than a bound, the state no
+// snapshot within react.Config.SnapshotMaxAge can need: a run's state (its
+// gated call, decisions, grants, resume claims, evidence and the records
+// of its approved writes) is kept as a whole while the run store lists a
+// stop of the run at or after the bound or any of that state was written
+// at or after it, and deleted as a whole otherwise; stopped runs older than
+// the bound and settled records of writes claimed without an approval are
+// deleted too. Set SnapshotMaxAge to at most the retention.
 //
 // # Schema
 //

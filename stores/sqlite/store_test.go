@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
@@ -433,4 +434,16 @@ func TestBackup_UnderLoad(t *testing.T) {
 	if rs, _ := s.Evidence().Records(bg, "after"); len(rs) != 0 {
 		t.Fatal("a write to the copy reached the original")
 	}
+}
+
+// Retention keeps what a snapshot within SnapshotMaxAge needs, and past it
+// the snapshot is refused as expired (fake clock shared by the store and
+// the loop).
+func TestPrune_KeepsWhatAValidSnapshotNeeds(t *testing.T) {
+	storetest.Retention(t, func(t *testing.T, now func() time.Time) (storetest.Stores, storetest.Pruner) {
+		s := open(t, &sqlite.Options{Now: now})
+		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+				Claims: s.Claims(), Runs: s.Runs(), Close: func() { _ = s.Close() }},
+			func(ctx context.Context, before time.Time) error { _, err := s.Prune(ctx, before); return err }
+	})
 }

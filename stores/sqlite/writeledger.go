@@ -92,11 +92,15 @@ func (l *WriteLedger) begin(ctx context.Context, key, tool string, a *approval) 
 		if token, err = nextToken(ctx, tx); err != nil {
 			return err
 		}
+		var run []byte // the run of an approved write, for retention
+		if a != nil {
+			run = blob(a.run)
+		}
 		_, err = tx.ExecContext(ctx, `
-INSERT INTO reactguard_writes (key, tool, state, owner, token, at) VALUES (?, ?, 1, ?, ?, ?)
+INSERT INTO reactguard_writes (key, tool, state, owner, token, run, at) VALUES (?, ?, 1, ?, ?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, state = 1, result = NULL, code = 0, owner = excluded.owner,
-	token = excluded.token, at = excluded.at`,
-			blob(key), blob(tool), o.id, token, now)
+	token = excluded.token, run = excluded.run, at = excluded.at`,
+			blob(key), blob(tool), o.id, token, run, now)
 		return err
 	})
 	if err != nil {

@@ -23,4 +23,7 @@ CREATE INDEX reactguard_leases_expires ON reactguard_leases (expires);
 -- a claim name its token and are refused once another claim took it.
 CREATE SEQUENCE reactguard_fence;
 ALTER TABLE reactguard_writes ADD COLUMN token bigint NOT NULL DEFAULT 0;
+-- The run whose approved write a key is (NULL for writes claimed without
+-- an approval): retention keeps the keys of runs it keeps.
+ALTER TABLE reactguard_writes ADD COLUMN run bytea;
 ALTER TABLE reactguard_claims ADD COLUMN token bigint NOT NULL DEFAULT 0;

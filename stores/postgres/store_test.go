@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reactguard/reactguard/evidence"
-	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/postgres"

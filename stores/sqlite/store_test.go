@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/reactguard/reactguard/evidence"
-	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/sqlite"

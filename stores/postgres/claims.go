@@ -147,6 +147,9 @@ func (c *Claims) ClaimDecided(ctx context.Context, run, id, callID, fingerprint 
 	if err != nil {
 		return false, err
 	}
+	if err := c.s.flushRun(ctx, run); err != nil {
+		return false, err
+	}
 	c.s.settlePending(ctx)
 	c.s.gated.Delete(run)
 	rows, err := c.s.pool.Query(ctx, claimDecided, []byte(run), []byte(id), ep.owner, c.s.ts(), []byte(callID), []byte(fingerprint), approve)
@@ -181,6 +184,9 @@ func (c *Claims) ClaimDecided(ctx context.Context, run, id, callID, fingerprint 
 func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
 	ep, err := c.s.leaseNow(ctx)
 	if err != nil {
+		return false, err
+	}
+	if err := c.s.flushRun(ctx, run); err != nil {
 		return false, err
 	}
 	c.s.settlePending(ctx)
@@ -269,6 +275,9 @@ func (c *Claims) Release(ctx context.Context, run, id string) error {
 // unsettled, and the next resume of its snapshot takes it over once the
 // process's lease has expired.
 func (c *Claims) Settle(ctx context.Context, run, id string) error {
+	if err := c.s.flushRun(ctx, run); err != nil {
+		return err
+	}
 	c.s.settlePending(ctx)
 	c.s.prefetched.Delete(run)
 	k := [2]string{run, id}

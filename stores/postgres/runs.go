@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +63,9 @@ const runColumns = `id, node, kind, tool, args, reason, question, stopped`
 
 // Get implements [runstore.Store.Get].
 func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
+	if err := r.s.flushRun(ctx, id); err != nil {
+		return runstore.Run{}, false, err
+	}
 	run, err := scanRun(r.s.pool.QueryRow(ctx, `SELECT `+runColumns+`, snapshot FROM reactguard_runs WHERE id = $1`, []byte(id)), true)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return runstore.Run{}, false, nil
@@ -75,6 +79,9 @@ func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
 // List implements [runstore.Store.List].
 func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, error) {
 	if err := f.Check(); err != nil {
+		return runstore.Page{}, err
+	}
+	if err := r.s.flushRuns(ctx); err != nil {
 		return runstore.Page{}, err
 	}
 	var where []string
@@ -145,9 +152,14 @@ func (r *Runs) Expire(ctx context.Context, before time.Time) (int, error) {
 // settling runs q (with args, its run's id first) for run; when this Store
 // holds a resume claim on the run, q runs only while that claim is still
 // its own, and settles it in the same statement. q holds one %s, replaced
-// by the condition.
+// by the condition. When that statement fails (the connection was lost),
+// it is kept in the process and run again before anything else reads,
+// claims or settles the run here (and by Close): a run that finished is
+// not left listed with its last stop, a run that stopped again not with
+// the stop before.
 func (s *Store) settling(ctx context.Context, run, op, q string, args ...any) error {
 	s.gated.Delete(run)
+	s.runOps.Delete(run) // superseded by this one
 	h := s.held.get(run)
 	if h == nil || h.settled {
 		if _, err := s.pool.Exec(ctx, fmt.Sprintf(q, "TRUE"), args...); err != nil {
@@ -155,18 +167,78 @@ func (s *Store) settling(ctx context.Context, run, op, q string, args ...any) er
 		}
 		return nil
 	}
-	n := len(args)
+	p := pendingRun{op: op, q: q, args: cloneArgs(args), id: h.id, token: h.token}
+	err := s.runSettling(ctx, run, p)
+	if err != nil && !errors.Is(err, runstore.ErrLeaseLost) {
+		s.runOps.Put(run, p)
+	}
+	return err
+}
+
+// pendingRun is the save or delete of a run that settles this Store's
+// resume claim of it.
+type pendingRun struct {
+	op, q string
+	args  []any
+	id    string
+	token int64
+}
+
+// runSettling runs p for run.
+func (s *Store) runSettling(ctx context.Context, run string, p pendingRun) error {
+	n := len(p.args)
 	stmt := fmt.Sprintf(`WITH settled AS (
 	UPDATE reactguard_claims SET settled = true WHERE run = $%d AND id = $%d AND token = $%d RETURNING 1
-), done AS (`+q+` RETURNING 1)
+), done AS (`+p.q+` RETURNING 1)
 SELECT EXISTS (SELECT 1 FROM settled)`, n+1, n+2, n+3, "EXISTS (SELECT 1 FROM settled)")
 	var ok bool
-	if err := s.pool.QueryRow(ctx, stmt, append(args, []byte(run), []byte(h.id), h.token)...).Scan(&ok); err != nil {
-		return schemaErr(ctx, op, err)
+	if err := s.pool.QueryRow(ctx, stmt, append(p.args, []byte(run), []byte(p.id), p.token)...).Scan(&ok); err != nil {
+		return schemaErr(ctx, p.op, err)
 	}
 	if !ok {
-		return fmt.Errorf("postgres: %s %s: %w: the resume claim of snapshot %s was taken over by another process", op, run, runstore.ErrLeaseLost, h.id)
+		return fmt.Errorf("postgres: %s %s: %w: the resume claim of snapshot %s was taken over by another process", p.op, run, runstore.ErrLeaseLost, p.id)
 	}
-	s.held.markSettled(run, h.token)
+	s.held.markSettled(run, p.token)
 	return nil
+}
+
+// flushRun runs the pending save or delete of run, if any; one whose claim
+// was taken over meanwhile is dropped.
+func (s *Store) flushRun(ctx context.Context, run string) error {
+	p, ok := s.runOps.Get(run)
+	if !ok {
+		return nil
+	}
+	err := s.runSettling(ctx, run, p)
+	if err != nil && !errors.Is(err, runstore.ErrLeaseLost) {
+		return fmt.Errorf("postgres: the earlier %s of %s: %w", p.op, run, err)
+	}
+	s.runOps.DeleteIf(run, func(cur pendingRun) bool { return cur.token == p.token && cur.op == p.op })
+	return nil
+}
+
+// flushRuns runs every pending save or delete; those that fail again stay.
+func (s *Store) flushRuns(ctx context.Context) error {
+	var errs []error
+	s.runOps.Retry(func(run string, p pendingRun) error {
+		err := s.runSettling(ctx, run, p)
+		if err != nil && !errors.Is(err, runstore.ErrLeaseLost) {
+			errs = append(errs, err)
+			return err
+		}
+		return nil
+	})
+	return errors.Join(errs...)
+}
+
+// cloneArgs copies the arguments of a statement that is kept for later.
+func cloneArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if b, ok := a.([]byte); ok {
+			a = bytes.Clone(b)
+		}
+		out[i] = a
+	}
+	return out
 }

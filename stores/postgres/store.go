@@ -76,6 +76,7 @@ type Store struct {
 	settles    pending.Map[[2]string, int64]      // resume claims (→ token) whose Settle failed: settled before the next Claim or Settle
 	held       heldClaims                         // resume claims this store holds
 	prefetched pending.Map[string, prefetch]      // run → its evidence, read with its resume claim
+	runOps     pending.Map[string, pendingRun]    // run → its save or delete that settles a claim, whose statement failed
 	gated      gatedMemo                          // run → the call this store just gated (see Approvals.Gated)
 }
 
@@ -186,8 +187,8 @@ func (s *Store) connectErr(err error) error {
 // Pool returns the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close settles the resume claims whose Settle failed (one try, at most
-// five seconds), stops renewing the lease, cancels the work still held
+// Close saves or deletes the runs whose save or delete failed, settles the
+// resume claims whose Settle failed (one try, at most five seconds), stops renewing the lease, cancels the work still held
 // under it and deletes it (its running writes then read as uncertain to
 // every other process at once, and its unsettled resume claims may be
 // taken over), and closes the pool when [Open] made it. Call it once the
@@ -196,6 +197,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 func (s *Store) Close() {
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.flushRuns(ctx)
 		s.settlePending(ctx)
 		cancel()
 		close(s.stop)

@@ -25,7 +25,8 @@ import (
 // concurrent claims of one snapshot, in any number of processes, exactly
 // one succeeds, and a claim whose owner still holds its lease is never
 // taken. The same statement reads the run's evidence for the resume (see
-// [Evidence.Load]).
+// [Evidence.Load]) and marks it written now, so that the resume's appends
+// need not (retention ages a run's evidence by that mark).
 //
 // It is a [runstore.LeasedClaims]: the loop runs a resume under
 // [Claims.Hold], which ends when the lease is lost. Records are fenced by
@@ -58,6 +59,9 @@ WITH me AS (
 		WHERE NOT reactguard_claims.settled AND reactguard_claims.owner <> EXCLUDED.owner
 			AND NOT EXISTS (SELECT 1 FROM reactguard_leases l WHERE l.owner = reactguard_claims.owner AND l.expires > now())
 	RETURNING token
+), touched AS (
+	INSERT INTO reactguard_evidence_runs (run, at) SELECT $1, $4 FROM c
+	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
 )
 SELECT -1::smallint AS kind, coalesce((SELECT token FROM c), 0) AS seq, NULL::bytea,
 	CASE WHEN EXISTS (SELECT 1 FROM me) THEN 1 ELSE 0 END, NULL::bytea, NULL::bytea, 0::smallint, 0, NULL::bytea, NULL::bytea, 0
@@ -104,6 +108,9 @@ WITH me AS (
 	INSERT INTO reactguard_grants (run, fingerprint, n, at)
 	SELECT $1, fingerprint, 1, $4 FROM decided WHERE $7
 	ON CONFLICT (run, fingerprint) DO UPDATE SET n = reactguard_grants.n + 1, at = EXCLUDED.at
+), touched AS (
+	INSERT INTO reactguard_evidence_runs (run, at) SELECT $1, $4 FROM c
+	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
 )
 SELECT -1::smallint AS kind, coalesce((SELECT token FROM c), 0) AS seq, NULL::bytea,
 	CASE WHEN EXISTS (SELECT 1 FROM me) THEN 1 ELSE 0 END + CASE WHEN EXISTS (SELECT 1 FROM decidable) THEN 2 ELSE 0 END

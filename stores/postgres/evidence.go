@@ -13,13 +13,13 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 )
 
-// Evidence is the [evidence.Ledger] of a [Store]. It mirrors the indexes
-// of [evidence.Memory] in tables, so every lookup is one primary-key probe
-// whatever the number of records: Append writes the record and, for a
-// success, one row per indexed fact (the tool, each (tool, path, text)
-// leaf, each text and word at any path; see [evidence.Walk] and
-// [evidence.Words]) and the fingerprint's count of distinct calls, all in
-// one statement. UserSaid reads the run's user texts (its cost grows with
+// Evidence is the [evidence.Ledger] of a [Store]. A record carries its own
+// index, so that an Append writes one row and every lookup stays one index
+// probe whatever the number of records: the hashes of its facts (for a
+// success: the tool, each (tool, path, text) leaf, each text and word at
+// any path; see [evidence.Walk] and [evidence.Words]), salted with the run
+// and kept in a GIN-indexed column, answer HasValue and HasResult, and an
+// index on (run, fingerprint, seq) answers Executions. UserSaid reads the run's user texts (its cost grows with
 // what the user said, as the contract allows) and matches them with
 // [evidence.Said].
 //
@@ -94,10 +94,13 @@ WHERE run = $1 AND call_id = $2 ORDER BY outcome = $3 DESC, seq DESC LIMIT 1`, [
 	return r, true, nil
 }
 
-// has reports whether the run holds fact h.
+// has reports whether the run holds fact h: in a record (salted, through
+// the GIN index of the records' facts), or in reactguard_facts for the
+// records of schema versions before 4.
 func (e *Evidence) has(ctx context.Context, run string, h []byte) (bool, error) {
 	var ok bool
-	err := e.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $2)`, []byte(run), h).Scan(&ok)
+	err := e.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_records WHERE facts @> ARRAY[$2::bytea] AND run = $1)
+	OR EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $3)`, []byte(run), salted(run, h), h).Scan(&ok)
 	if err != nil {
 		return false, schemaErr(ctx, "evidence lookup", err)
 	}
@@ -118,7 +121,8 @@ func (e *Evidence) HasValue(ctx context.Context, run, tool, field, value string)
 }
 
 // Executions implements [evidence.Ledger.Executions]: the fingerprint's
-// count and latest record, by primary key.
+// distinct calls and latest record, over the records' (run, fingerprint,
+// seq) index.
 func (e *Evidence) Executions(ctx context.Context, run, fingerprint string) (int, evidence.Record, error) {
 	if fingerprint == "" {
 		return 0, evidence.Record{}, nil
@@ -128,9 +132,8 @@ func (e *Evidence) Executions(ctx context.Context, run, fingerprint string) (int
 	var oc int16
 	var code int32
 	var r evidence.Record
-	err := e.s.pool.QueryRow(ctx, `SELECT p.calls, `+prefixed("r.", recordColumns)+`
-FROM reactguard_prints p JOIN reactguard_records r ON r.run = p.run AND r.seq = p.last_seq
-WHERE p.run = $1 AND p.fingerprint = $2`, []byte(run), []byte(fingerprint)).
+	err := e.s.pool.QueryRow(ctx, `SELECT (SELECT count(DISTINCT call_id) FROM reactguard_records WHERE run = $1 AND fingerprint = $2), `+recordColumns+`
+FROM reactguard_records WHERE run = $1 AND fingerprint = $2 ORDER BY seq DESC LIMIT 1`, []byte(run), []byte(fingerprint)).
 		Scan(&calls, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, evidence.Record{}, nil
@@ -141,14 +144,6 @@ WHERE p.run = $1 AND p.fingerprint = $2`, []byte(run), []byte(fingerprint)).
 	r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
 	r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
 	return calls, r, nil
-}
-
-func prefixed(p, cols string) string {
-	parts := strings.Split(cols, ", ")
-	for i := range parts {
-		parts[i] = p + parts[i]
-	}
-	return strings.Join(parts, ", ")
 }
 
 // AddUserText implements [evidence.Ledger.AddUserText]; blank texts are

@@ -59,8 +59,14 @@ func version(binDir string) int {
 }
 
 // startPrivate starts a private server for t, stopped and removed when t
-// ends.
-func startPrivate(t testing.TB) *private {
+// ends. It does not fsync (the tests crash the server process, not the
+// machine, so nothing committed is lost).
+func startPrivate(t testing.TB) *private { return startPrivateWith(t, false) }
+
+// startPrivateWith starts a private server, with fsync on when durable (as
+// a production server runs: each commit waits for its WAL to reach the
+// disk).
+func startPrivateWith(t testing.TB, durable bool) *private {
 	t.Helper()
 	bin := pgBin()
 	if bin == "" {
@@ -97,7 +103,11 @@ func startPrivate(t testing.TB) *private {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	p.port = freePort(t)
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200", p.port, dir)
+	fsync := "off"
+	if durable {
+		fsync = "on"
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=%s -c max_connections=200", p.port, dir, fsync)
 	if err := p.ctl("start", "-o", opts); err != nil {
 		t.Fatal(err)
 	}

@@ -96,8 +96,6 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 WITH old AS (DELETE FROM reactguard_evidence_runs WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept) RETURNING run),
 r AS (DELETE FROM reactguard_records WHERE run IN (SELECT run FROM old)),
 f AS (DELETE FROM reactguard_facts WHERE run IN (SELECT run FROM old)),
-c AS (DELETE FROM reactguard_print_calls WHERE run IN (SELECT run FROM old)),
-p AS (DELETE FROM reactguard_prints WHERE run IN (SELECT run FROM old)),
 u AS (DELETE FROM reactguard_user_texts WHERE run IN (SELECT run FROM old))
 SELECT count(*) FROM old`, before).Scan(&p.Evidence)
 	})

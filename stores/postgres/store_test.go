@@ -15,6 +15,7 @@ import (
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/facts"
 	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
@@ -111,8 +112,16 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 		string(v1),
 		`INSERT INTO reactguard_schema (version, name) VALUES (1, '0001_init.sql')`,
 		`INSERT INTO reactguard_claims (run, id, owner, at) VALUES ('run-old', 's1', 4242, now())`, // no session holds lock 4242
+		// Evidence as version 1 kept it: the record, its facts in a table.
+		`INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
+			VALUES ('run-old', 'c1', 1, 't', 'fp1', 1, 0, '{"id":"x"}', '', 1)`,
 	} {
 		if _, err := conn.Exec(bg, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range facts.Of("t", []byte(`{"id":"x"}`)) {
+		if _, err := conn.Exec(bg, `INSERT INTO reactguard_facts (run, h) VALUES ('run-old', $1)`, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,6 +136,13 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 	var v int
 	if err := conn.QueryRow(bg, `SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != postgres.SchemaVersion {
 		t.Fatalf("schema version after Migrate = %d, %v; want %d", v, err, postgres.SchemaVersion)
+	}
+	// The old run's evidence answers lookups after the upgrade.
+	if has, err := s.Evidence().HasValue(bg, "run-old", "t", "id", "x"); err != nil || !has {
+		t.Fatalf("HasValue of a version-1 record = %v, %v; want true", has, err)
+	}
+	if n, r, err := s.Evidence().Executions(bg, "run-old", "fp1"); err != nil || n != 1 || r.CallID != "c1" {
+		t.Fatalf("Executions of a version-1 record = %d, %+v, %v; want 1, c1", n, r, err)
 	}
 	for i, want := range []bool{true, false} {
 		ok, err := s.Claims().Claim(bg, "run-old", "s1")

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -89,7 +91,7 @@ WITH me AS (
 		WHERE reactguard_writes.state IN (0, 3)
 	RETURNING token
 ), d AS (
-	UPDATE reactguard_grants SET n = n - 1, at = $4
+	UPDATE reactguard_grants SET n = n - 1
 	WHERE run = $5 AND fingerprint = $6 AND n > 0 AND EXISTS (SELECT 1 FROM c)
 	RETURNING 1
 ), free AS (
@@ -498,32 +500,22 @@ func (ks *keys) epochOf(key string, token uint64) *epoch {
 	return k.ep
 }
 
-// appendCTEs returns the CTEs that append one evidence record with its
-// index rows, only when cond holds; its parameters are numbered from
-// base+1 in the order of appendArgs.
+// appendCTEs returns the CTEs that append one evidence record, only when
+// cond holds: the record with its salted fact hashes (its own index, see
+// Evidence), and the run's last write time, touched only when it is more
+// than ten seconds old (a fresh one is not even locked). Its parameters are numbered from base+1 in the order of
+// appendArgs.
 func appendCTEs(base int, cond string) string {
 	p := func(i int) string { return fmt.Sprintf("$%d", base+i) }
 	return `rec AS (
-	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
-	SELECT ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, ` + p(8) + `, ` + p(9) + `, ` + p(10) + `
+	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round, facts)
+	SELECT ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, ` + p(8) + `, ` + p(9) + `, ` + p(10) + `, ` + p(11) + `
 	WHERE ` + cond + `
 	ON CONFLICT (run, call_id, attempt) DO NOTHING
-	RETURNING seq
 ), touched AS (
 	INSERT INTO reactguard_evidence_runs (run, at) SELECT ` + p(1) + `, ` + p(12) + ` WHERE ` + cond + `
+		AND NOT EXISTS (SELECT 1 FROM reactguard_evidence_runs WHERE run = ` + p(1) + ` AND at >= ` + p(12) + `::timestamptz - interval '10 seconds')
 	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
-), facts AS (
-	INSERT INTO reactguard_facts (run, h) SELECT ` + p(1) + `, f FROM rec, unnest(` + p(11) + `::bytea[]) AS f
-	ON CONFLICT DO NOTHING
-), call AS (
-	INSERT INTO reactguard_print_calls (run, fingerprint, call_id) SELECT ` + p(1) + `, ` + p(5) + `, ` + p(2) + ` FROM rec WHERE ` + p(5) + ` <> ''::bytea
-	ON CONFLICT DO NOTHING
-	RETURNING 1
-), prints AS (
-	INSERT INTO reactguard_prints (run, fingerprint, calls, last_seq)
-	SELECT ` + p(1) + `, ` + p(5) + `, (SELECT count(*) FROM call), seq FROM rec WHERE ` + p(5) + ` <> ''::bytea
-	ON CONFLICT (run, fingerprint) DO UPDATE SET calls = reactguard_prints.calls + EXCLUDED.calls,
-		last_seq = greatest(reactguard_prints.last_seq, EXCLUDED.last_seq)
 )`
 }
 
@@ -532,9 +524,24 @@ func appendArgs(run string, r evidence.Record, at any) []any {
 	var fs [][]byte
 	if r.Outcome == outcome.Success {
 		fs = facts.Of(r.Tool, r.Payload)
+		for i, h := range fs {
+			fs[i] = salted(run, h)
+		}
 	}
 	return []any{[]byte(run), []byte(r.CallID), r.Attempt, []byte(r.Tool), []byte(r.Fingerprint), int16(r.Outcome), int32(r.Code),
 		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, fs, at}
+}
+
+// salted returns the fact hash h of run as a record keeps it: salted with
+// the run, so that the GIN index over every record's facts finds a run's
+// fact by one key.
+func salted(run string, h []byte) []byte {
+	d := sha256.New()
+	var n [binary.MaxVarintLen64]byte
+	d.Write(n[:binary.PutUvarint(n[:], uint64(len(run)))])
+	d.Write([]byte(run))
+	d.Write(h)
+	return d.Sum(nil)[:16]
 }
 
 // cloneGated returns c with its own copy of the arguments.

@@ -26,4 +26,25 @@ ALTER TABLE reactguard_writes ADD COLUMN token bigint NOT NULL DEFAULT 0;
 -- The run whose approved write a key is (NULL for writes claimed without
 -- an approval): retention keeps the keys of runs it keeps.
 ALTER TABLE reactguard_writes ADD COLUMN run bytea;
+-- A write's record is updated in place (claimed, then finished): with no
+-- index on its time and room left in each page, the update is a HOT one
+-- (no index entry). Retention scans the table instead (a periodic job).
+DROP INDEX reactguard_writes_at;
+ALTER TABLE reactguard_writes SET (fillfactor = 70);
 ALTER TABLE reactguard_claims ADD COLUMN token bigint NOT NULL DEFAULT 0;
+
+-- Evidence: a record keeps its own index. Its fact hashes, salted with the
+-- run (so that one GIN index answers a run's lookups), are a column of the
+-- record, and an index on (run, fingerprint, seq) answers the fingerprint
+-- counts: an append writes one row where it wrote up to five tables.
+-- Records of earlier versions keep their facts in reactguard_facts, which
+-- lookups still read; the per-fingerprint tables are derived from the
+-- records and dropped.
+ALTER TABLE reactguard_records ADD COLUMN facts bytea[];
+CREATE INDEX reactguard_records_facts ON reactguard_records USING gin (facts);
+CREATE INDEX reactguard_records_prints ON reactguard_records (run, fingerprint, seq) WHERE fingerprint <> ''::bytea;
+-- A run's records are read by the primary key's prefix (run) and sorted:
+-- the (run, seq) index costs every append and saves nothing.
+DROP INDEX reactguard_records_seq;
+DROP TABLE reactguard_prints;
+DROP TABLE reactguard_print_calls;

@@ -447,3 +447,17 @@ func TestPrune_KeepsWhatAValidSnapshotNeeds(t *testing.T) {
 			func(ctx context.Context, before time.Time) error { _, err := s.Prune(ctx, before); return err }
 	})
 }
+
+// The pool holds one connection by default (measured: see
+// Options.MaxOpenConns), and the option's value otherwise.
+func TestOpen_PoolSize(t *testing.T) {
+	for _, tt := range []struct{ set, want int }{{0, sqlite.DefaultMaxOpenConns}, {4, 4}} {
+		s := open(t, &sqlite.Options{MaxOpenConns: tt.set})
+		if got := s.DB().Stats().MaxOpenConnections; got != tt.want {
+			t.Errorf("MaxOpenConns %d: the pool holds up to %d connections; want %d", tt.set, got, tt.want)
+		}
+	}
+	if sqlite.DefaultMaxOpenConns != 1 {
+		t.Errorf("DefaultMaxOpenConns = %d; want 1 (measured in BenchmarkRuns)", sqlite.DefaultMaxOpenConns)
+	}
+}

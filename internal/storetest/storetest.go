@@ -5,8 +5,14 @@
 // write runs exactly once across processes, that a resume killed with
 // SIGKILL loses no approval (the next process resumes the same run,
 // takes the dead resume's claim over, and finds the write uncertain and
-// verifies it, or runs it once with the approval left unused), and how
-// long guarded calls take when many runs share one database.
+// verifies it, or runs it once with the approval left unused), that a
+// process killed at any store call of a run, its resume or the approved
+// write leaves nothing lost, stuck or run twice ([CrashPoints], over
+// [Instrument]), that runs driven through a server's restarts by several
+// processes finish with every write once ([FailoverLoad]), that a holder
+// whose sessions are ended keeps its write ([TerminatedMidWrite]), that
+// retention keeps what a valid snapshot needs ([Retention]), and how long
+// guarded calls take beside the database's floor ([DurablePath], [Runs]).
 //
 // A store's TestMain calls [Main] first, so that the binary runs a child
 // role when the scenario asks for one:

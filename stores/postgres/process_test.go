@@ -89,33 +89,6 @@ func claimsReleased(ctx context.Context, dsn string) error {
 	}
 }
 
-// sessionsGone waits until the server has no session with application_name
-// name: the sessions of a process that died or closed its store end (and
-// free their advisory locks) a moment after the client went away.
-func sessionsGone(ctx context.Context, dsn, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = conn.Close(ctx) }()
-	for {
-		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&n); err != nil {
-			return err
-		}
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("sessions of %s still open: %w", name, ctx.Err())
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
 // Eight processes approve one stored run against one database: one
 // executes the write, seven get react.ErrAlreadyResumed.
 func TestProcesses_ExactlyOnce(t *testing.T) {

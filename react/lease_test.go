@@ -2,9 +2,11 @@ package react_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,7 +85,11 @@ func TestResume_UnderALease(t *testing.T) {
 				if taken {
 					claims.takeOver()
 				}
-				<-ctx.Done()
+				select {
+				case <-ctx.Done():
+				case <-time.After(10 * time.Second): // the lease's end never reached the model
+					return react.Response{}, errors.New("test: the model's context was not cancelled")
+				}
 				cause = context.Cause(ctx)
 				return react.Response{}, ctx.Err()
 			})

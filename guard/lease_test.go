@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,7 +48,6 @@ func TestWriteGate_FencingTokenReachesTheTool(t *testing.T) {
 // test ends with lose.
 type leasedLedger struct {
 	*guard.MemoryWriteLedger
-	once  sync.Once
 	lease context.Context
 	lose  context.CancelCauseFunc
 	held  []guard.WriteRecord

@@ -200,11 +200,11 @@ func crashChild(ctx context.Context, stores Stores, role string, out io.Writer) 
 	case RoleCrash:
 		res, err := loop.Run(ctx, CrashNode, "Create the Spring Sale site in sp-42.")
 		if err != nil || res.Status != react.Suspended {
-			return fmt.Errorf("run: %s, %v; want suspended for approval", res.Status, err)
+			return fmt.Errorf("run: %s, %w; want suspended for approval", res.Status, err)
 		}
 		res, err = loop.ResumeRun(ctx, run, react.Approve())
 		if err != nil || res.Status != react.Finished {
-			return fmt.Errorf("resume: %s, %v; want finished", res.Status, err)
+			return fmt.Errorf("resume: %s, %w; want finished", res.Status, err)
 		}
 		_, _ = fmt.Fprintf(out, "calls %s\n", strings.Join(h.Ops(), ","))
 		return nil
@@ -283,7 +283,7 @@ func (r *recovery) bringToEnd(ctx context.Context, last react.Result) error {
 	var lastErr error
 	for {
 		if time.Now().After(r.deadline) {
-			return fmt.Errorf("run %s not finished after %d steps (last %s, last error: %v; history: %s)", r.run, r.steps, last.Status, lastErr, strings.Join(r.history, " | "))
+			return fmt.Errorf("run %s not finished after %d steps (last %s, last error: %w; history: %s)", r.run, r.steps, last.Status, lastErr, strings.Join(r.history, " | "))
 		}
 		r.steps++
 		res, err := r.step(ctx, last)
@@ -317,8 +317,7 @@ func (r *recovery) step(ctx context.Context, last react.Result) (react.Result, e
 	if err != nil {
 		return react.Result{}, err
 	}
-	switch {
-	case ok:
+	if ok {
 		if rec.Kind == runstore.Approval {
 			r.approval(rec.Snapshot)
 		}

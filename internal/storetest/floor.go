@@ -180,7 +180,7 @@ func readErr(ctx context.Context, h invoker.Handler, read *tool.Tool, run string
 	id := strconv.Itoa(i)
 	obs, err := h(ctx, invoker.Call{ID: "c" + id, Name: read.Name, Tool: read, Args: json.RawMessage(`{"id":"` + id + `"}`), Run: run, Round: 1})
 	if err != nil || obs.Outcome() != outcome.Success {
-		return fmt.Errorf("guarded read = %v, %v; want SUCCESS", obs, err)
+		return fmt.Errorf("guarded read = %v, %w; want SUCCESS", obs, err)
 	}
 	return nil
 }
@@ -189,7 +189,7 @@ func readErr(ctx context.Context, h invoker.Handler, read *tool.Tool, run string
 func writeErr(ctx context.Context, h invoker.Handler, call invoker.Call) error {
 	obs, err := h(ctx, call)
 	if err != nil || obs.Outcome() != outcome.Success {
-		return fmt.Errorf("approved write = %v, %v; want SUCCESS", obs, err)
+		return fmt.Errorf("approved write = %v, %w; want SUCCESS", obs, err)
 	}
 	return nil
 }
@@ -211,11 +211,11 @@ func Runs(b *testing.B, s Stores, c int) {
 			ctx := context.Background()
 			res, err := l.Run(ctx, storyNode, "Create the Spring Sale site in sp-42.")
 			if err != nil || res.Status != react.Suspended {
-				return fmt.Errorf("run %d of round %d: %s, %v; want suspended", i, round, res.Status, err)
+				return fmt.Errorf("run %d of round %d: %s, %w; want suspended", i, round, res.Status, err)
 			}
 			res, err = l.ResumeRun(ctx, res.Run, react.Approve())
 			if err != nil || res.Status != react.Finished {
-				return fmt.Errorf("resume %s: %s, %v; want finished", res.Run, res.Status, err)
+				return fmt.Errorf("resume %s: %s, %w; want finished", res.Run, res.Status, err)
 			}
 			return nil
 		})

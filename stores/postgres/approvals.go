@@ -153,6 +153,7 @@ type gatedMemo struct {
 	m  map[string]guard.GatedCall
 }
 
+// Put remembers c as the call this Store gated in run.
 func (g *gatedMemo) Put(run string, c guard.GatedCall) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -162,6 +163,7 @@ func (g *gatedMemo) Put(run string, c guard.GatedCall) {
 	g.m[run] = c
 }
 
+// Get returns the call this Store gated in run, if it remembers one.
 func (g *gatedMemo) Get(run string) (guard.GatedCall, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -169,6 +171,7 @@ func (g *gatedMemo) Get(run string) (guard.GatedCall, bool) {
 	return c, ok
 }
 
+// Delete forgets the call of run.
 func (g *gatedMemo) Delete(run string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

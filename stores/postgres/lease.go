@@ -276,9 +276,3 @@ func (s *Store) endLease() {
 	}
 	s.kmu.Unlock()
 }
-
-// liveLease is the SQL condition that owner (a column or parameter) holds
-// a lease that has not expired.
-func liveLease(owner string) string {
-	return `EXISTS (SELECT 1 FROM reactguard_leases l WHERE l.owner = ` + owner + ` AND l.expires > now())`
-}

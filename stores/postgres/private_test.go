@@ -137,7 +137,7 @@ func (p *private) ctl(op string, args ...string) error {
 	all := append([]string{op, "-D", p.data(), "-l", filepath.Join(p.dir, "server.log"), "-w", "-t", "120"}, args...)
 	if out, err := p.cmd("pg_ctl", all...).CombinedOutput(); err != nil {
 		log, _ := os.ReadFile(filepath.Join(p.dir, "server.log"))
-		return fmt.Errorf("pg_ctl %s: %v\n%s\nserver log:\n%s", op, err, out, tail(string(log), 2000))
+		return fmt.Errorf("pg_ctl %s: %w\n%s\nserver log:\n%s", op, err, out, tail(string(log), 2000))
 	}
 	return nil
 }

@@ -10,9 +10,15 @@ GOBIN := $(shell go env GOPATH)/bin
 ## and make eval (the evaluation set with its misbehaving variants).
 ## The stores/postgres tests need a server: REACTGUARD_POSTGRES_DSN, or one on
 ## 127.0.0.1:5432 (.ci/run starts one); without either they skip, and say so.
+## The inbox/browser tests need Debian's chromium (.ci/run installs it); without
+## it they skip with one line, and with CI=true they fail.
 test: vet
 	@if [ -z "$$REACTGUARD_POSTGRES_DSN" ] && ! bash -c 'exec 3<>/dev/tcp/127.0.0.1/5432' 2>/dev/null; then \
 		echo "stores/postgres: tests skipped: no REACTGUARD_POSTGRES_DSN and no server on 127.0.0.1:5432 (run .ci/run, or set REACTGUARD_POSTGRES_DSN=postgres://user:pass@host:5432/db)"; \
+	fi
+	@if [ -z "$$CHROME_PATH" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1 && ! command -v google-chrome-stable >/dev/null 2>&1; then \
+		if [ "$$CI" = true ]; then echo "inbox/browser: no Chromium, and CI=true requires the browser tests: they will fail (.ci/run installs it)"; \
+		else echo "inbox/browser: browser tests skipped: no Chromium on this machine (apt-get install chromium, or set CHROME_PATH)"; fi; \
 	fi
 	@set -e; for m in $(MODULES); do \
 		echo "== go test -race $$m"; \

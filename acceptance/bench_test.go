@@ -41,7 +41,7 @@ func benchLoop(tb testing.TB, model react.Model, latency time.Duration) (*react.
 		Model:    model,
 		Tools:    tool.MustCatalog(lookupTool(latency)),
 		Guards:   &guard.Options{Ledger: ledger},
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	require.NoError(tb, err)

@@ -45,7 +45,6 @@ type event struct {
 
 // recorder is a react.Observer keeping every event in order.
 type recorder struct {
-	react.NopObserver
 	mu     sync.Mutex
 	events []event
 }
@@ -56,30 +55,32 @@ func (r *recorder) add(e event) {
 	r.events = append(r.events, e)
 }
 
-func (r *recorder) OnNodeStarted(context.Context, react.NodeEvent) { r.add(event{Kind: "started"}) }
-func (r *recorder) OnToolInvoked(_ context.Context, e react.ToolEvent) {
-	r.add(event{Kind: "invoked", Round: e.Round, CallID: e.CallID, Tool: e.Tool, Outcome: e.Outcome, Code: e.Code})
-}
-func (r *recorder) OnToolSkipped(_ context.Context, e react.ToolEvent) {
-	r.add(event{Kind: "skipped", Round: e.Round, CallID: e.CallID, Tool: e.Tool})
-}
-func (r *recorder) OnNoToolCalls(_ context.Context, e react.RoundEvent) {
-	r.add(event{Kind: "no_tool_calls", Round: e.Round})
-}
-func (r *recorder) OnStall(_ context.Context, e react.StallEvent) {
-	r.add(event{Kind: "stall", Round: e.Round, CallID: e.CallID, Count: e.Count, Reason: e.Reason})
-}
-func (r *recorder) OnStallReset(_ context.Context, e react.StallEvent) {
-	r.add(event{Kind: "stall_reset", Round: e.Round, CallID: e.CallID})
-}
-func (r *recorder) OnSuspended(_ context.Context, e react.SuspendEvent) {
-	r.add(event{Kind: "suspended", Round: e.Round, CallID: e.Suspension.CallID})
-}
-func (r *recorder) OnFinished(_ context.Context, e react.EndEvent) {
-	r.add(event{Kind: "finished", Round: e.Round})
-}
-func (r *recorder) OnFailed(_ context.Context, e react.EndEvent) {
-	r.add(event{Kind: "failed", Round: e.Round})
+// Observe implements react.Observer.
+func (r *recorder) Observe(ctx context.Context, e react.Event) context.Context {
+	switch e.Kind {
+	case react.EventRunStart:
+		if !e.RunStart.Resumed {
+			r.add(event{Kind: "started"})
+		}
+	case react.EventToolInvoked:
+		r.add(event{Kind: "invoked", Round: e.Round, CallID: e.Tool.CallID, Tool: e.Tool.Tool, Outcome: e.Tool.Outcome, Code: e.Tool.Code})
+	case react.EventToolSkipped:
+		r.add(event{Kind: "skipped", Round: e.Round, CallID: e.Tool.CallID, Tool: e.Tool.Tool})
+	case react.EventNoToolCalls:
+		r.add(event{Kind: "no_tool_calls", Round: e.Round})
+	case react.EventStall:
+		r.add(event{Kind: "stall", Round: e.Round, CallID: e.Stall.CallID, Count: e.Stall.Count, Reason: e.Stall.Reason})
+	case react.EventStallReset:
+		r.add(event{Kind: "stall_reset", Round: e.Round, CallID: e.Stall.CallID})
+	case react.EventSuspended:
+		r.add(event{Kind: "suspended", Round: e.Round, CallID: e.Suspend.Suspension.CallID})
+	case react.EventFinished:
+		r.add(event{Kind: "finished", Round: e.Round})
+	case react.EventFailed:
+		r.add(event{Kind: "failed", Round: e.Round})
+	default:
+	}
+	return ctx
 }
 
 // env is one agent under test: a scripted model, fake tools, the shared
@@ -119,7 +120,7 @@ func (e *env) loop() *react.Loop {
 		Guards:   e.stores,
 		Observer: react.Observers(e.rec, react.NewLogObserver(logger)),
 		Logger:   logger,
-		NewRunID: func() string { return "run-1" },
+		NewRunID: func(context.Context) string { return "run-1" },
 	})
 	require.NoError(e.t, err)
 	return l

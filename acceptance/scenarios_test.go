@@ -199,7 +199,7 @@ func TestScenario04_FollowUpAlreadyAnswered(t *testing.T) {
 			require.Equal(t, react.SuspendFollowUp, res.Suspension.Kind)
 			assert.Equal(t, tc.q, res.Suspension.Question)
 
-			res = e.resume(res, react.Answer(tc.answ))
+			res = e.resume(res, react.Answer(res.Suspension.Ticket, tc.answ))
 			assert.Equal(t, e.cat.Text(prompt.ResultFollowUpAnswer, "answer", tc.answ), message(t, res, "c1").Content)
 
 			assertVerdict(t, e, "c2", outcome.Rejected, errcode.FollowUpAnswered)
@@ -353,7 +353,7 @@ func TestScenario08_ApprovedWriteSucceeds(t *testing.T) {
 	suspended := e.run(node, taskEN)
 	require.Equal(t, react.Suspended, suspended.Status)
 
-	res := e.resume(suspended, react.Approve())
+	res := e.resume(suspended, react.Approve(suspended.Suspension.Ticket))
 	assert.Equal(t, e.cat.Text(prompt.ResultApprovalGranted, "tool", "create_site"), message(t, res, "c3").Content)
 	assertVerdict(t, e, "c4", outcome.Success, 0)
 	assert.Equal(t, 1, cs.Executions())
@@ -367,7 +367,7 @@ func TestScenario08_ApprovedWriteSucceeds(t *testing.T) {
 	assert.Len(t, e.logRecords("REACT finished"), 1)
 
 	t.Run("resumed twice: refused, written once", func(t *testing.T) {
-		_, err := e.loop().Resume(context.Background(), suspended.Snapshot, react.Approve())
+		_, err := e.loop().Resume(context.Background(), suspended.Snapshot, react.Approve(suspended.Suspension.Ticket))
 		require.ErrorIs(t, err, react.ErrAlreadyResumed, "a snapshot is resumed once")
 		assert.Equal(t, 1, cs.Executions(), "the second resume executed nothing")
 		assert.Equal(t, 6, m.Turns(), "and did not call the model")
@@ -391,7 +391,7 @@ func TestReusedWriteResultIsEvidence(t *testing.T) {
 	)
 	e := newEnv(t, prompt.English, m, lw.Tool, ls.Tool, cs.Tool)
 	suspended := e.run(siteNode(react.Output{Key: "site_id", Required: true}), taskEN)
-	res := e.resume(suspended, react.Approve())
+	res := e.resume(suspended, react.Approve(suspended.Suspension.Ticket))
 	assert.Equal(t, 1, cs.Executions())
 	assertVerdict(t, e, "c5", outcome.Success, 0)
 	assert.True(t, strings.HasPrefix(message(t, res, "c5").Content, e.cat.Text(prompt.ResultWriteReused, "tool", "create_site")))
@@ -543,7 +543,8 @@ func TestScenario11_ApprovedWriteBusinessFailure(t *testing.T) {
 			e := newEnv(t, l.lang, m, lw.Tool, ls.Tool, cs.Tool, other.Tool)
 			node := siteNode()
 			node.Tools = append(node.Tools, "create_site_v2")
-			res := e.resume(e.run(node, taskEN), react.Approve())
+			suspended := e.run(node, taskEN)
+			res := e.resume(suspended, react.Approve(suspended.Suspension.Ticket))
 
 			assertVerdict(t, e, "c4", outcome.Failed, errcode.ToolBusinessFailed)
 			msg := message(t, res, "c4").Content

@@ -236,7 +236,7 @@ func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *ru
 		Guards:       guards,
 		Observer:     observer,
 		Logger:       logger,
-		NewRunID:     func() string { return out.runID },
+		NewRunID:     func(context.Context) string { return out.runID },
 		Now:          clock.now,
 		KeepRunState: true,
 	}
@@ -267,16 +267,16 @@ func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *ru
 			a := approvals[0]
 			approvals = approvals[1:]
 			if a.Approve {
-				d = react.Approve()
+				d = react.Approve(res.Suspension.Ticket)
 			} else {
-				d = react.Decline(*a.Decline)
+				d = react.Decline(res.Suspension.Ticket, *a.Decline)
 				out.declined = append(out.declined, refusal{tool: res.Suspension.Approval.Tool, turn: turns(res.Transcript) - 1})
 			}
 		case react.SuspendFollowUp:
 			if len(answers) == 0 {
 				break
 			}
-			d = react.Answer(answers[0].Answer)
+			d = react.Answer(res.Suspension.Ticket, answers[0].Answer)
 			out.answers = append(out.answers, answers[0].Answer)
 			answers = answers[1:]
 		}

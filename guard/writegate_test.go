@@ -676,9 +676,12 @@ func TestWriteGate_ResultStoredAsJSON(t *testing.T) {
 }
 
 // A reused write is a SUCCESS (§4), so it is recorded as evidence under the
-// new call id — citable by builtin_output_set and result provenance — but
-// not as an execution: it never counts towards the fingerprint limit.
-func TestWriteGate_ReusedWriteRecordedAsEvidenceNotExecution(t *testing.T) {
+// new call id — citable by builtin_output_set and result provenance — and,
+// although the tool does not run again, it counts as a repeat of the call
+// towards the fingerprint limit: a model that calls an applied write again
+// and again is stopped with FINGERPRINT_TRIP, never answered SUCCESS until
+// the round limit.
+func TestWriteGate_ReusedWriteCountsAsRepeat(t *testing.T) {
 	ctx := context.Background()
 	opts := &guard.Options{RequireApproval: func(invoker.Call) bool { return false }}
 	var runs atomic.Int32
@@ -689,25 +692,26 @@ func TestWriteGate_ReusedWriteRecordedAsEvidenceNotExecution(t *testing.T) {
 		}}
 	tool.MustCatalog(w) // resolves the schema
 	h := invoker.Chain(invoker.New(nil), guard.Default(opts)...)
+	var got []string
 	for i, id := range []string{"c1", "c2", "c3", "c4"} {
 		obs, err := h(ctx, invoker.Call{ID: id, Name: "create_site", Args: json.RawMessage(`{"name":"x"}`), Tool: w, Run: "r", Round: i + 1})
 		require.NoError(t, err)
-		require.Equal(t, outcome.Success, obs.Outcome(), "call %s: %v", id, obs)
+		got = append(got, obs.Outcome().String()+" "+obs.Code().String())
 	}
+	assert.Equal(t, []string{"SUCCESS CODE(0)", "SUCCESS CODE(0)", "REJECTED FINGERPRINT_TRIP", "REJECTED FINGERPRINT_TRIP"}, got,
+		"execution, one reuse, then the limit of 2 trips")
 	assert.EqualValues(t, 1, runs.Load(), "the write ran once")
-	for _, id := range []string{"c2", "c3", "c4"} {
-		rec, ok, err := opts.Ledger.Lookup(ctx, "r", id)
-		require.NoError(t, err)
-		require.True(t, ok, "reused call %s is evidence", id)
-		assert.JSONEq(t, `{"site_id":"s-9"}`, string(rec.Payload))
-		assert.Empty(t, rec.Fingerprint, "a reuse is not an execution")
-	}
+	rec, ok, err := opts.Ledger.Lookup(ctx, "r", "c2")
+	require.NoError(t, err)
+	require.True(t, ok, "the reused call c2 is evidence")
+	assert.JSONEq(t, `{"site_id":"s-9"}`, string(rec.Payload))
+	fp, err := fingerprint.Of("create_site", json.RawMessage(`{"name":"x"}`))
+	require.NoError(t, err)
+	assert.Equal(t, fp, rec.Fingerprint, "a reuse carries the call's fingerprint")
 	has, err := opts.Ledger.HasValue(ctx, "r", "create_site", "site_id", "s-9")
 	require.NoError(t, err)
 	assert.True(t, has)
-	fp, err := fingerprint.Of("create_site", json.RawMessage(`{"name":"x"}`))
-	require.NoError(t, err)
 	n, _, err := opts.Ledger.Executions(ctx, "r", fp)
 	require.NoError(t, err)
-	assert.Equal(t, 1, n, "four SUCCESS answers, one execution: the fingerprint guard never trips on reuses")
+	assert.Equal(t, 2, n, "one execution and one reuse count; the rejected calls do not")
 }

@@ -38,6 +38,31 @@ func KindOfStatus(status int, errorType string) Kind {
 	return Unknown
 }
 
+// KindOfType returns the kind of an error an API reported inside a
+// successful response, by the error type (or code) it named: an in-band
+// error event of a stream, which arrives with HTTP status 200 so that no
+// rule keyed on the status sees it. overloaded_error and overloaded →
+// [Overloaded]; rate_limit_error, rate_limit_exceeded and
+// insufficient_quota → [RateLimited]; authentication_error,
+// permission_error, invalid_api_key → [Auth]; invalid_request_error,
+// not_found_error, request_too_large, context_length_exceeded →
+// [Request]; anything else (api_error, server_error, a type this list
+// does not know, "") → [Server]: the server failed in the middle of its
+// answer.
+func KindOfType(errorType string) Kind {
+	switch errorType {
+	case "overloaded_error", "overloaded":
+		return Overloaded
+	case "rate_limit_error", "rate_limit_exceeded", "insufficient_quota":
+		return RateLimited
+	case "authentication_error", "permission_error", "invalid_api_key":
+		return Auth
+	case "invalid_request_error", "not_found_error", "request_too_large", "context_length_exceeded":
+		return Request
+	}
+	return Server
+}
+
 // Classify is the one place that turns a failed model call into an
 // [*Error]. provider names the adapter; err is what the SDK returned (it
 // becomes [Error.Err]); resp is the HTTP response the call got (the one

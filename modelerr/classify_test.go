@@ -150,3 +150,25 @@ func header(kv ...string) http.Header {
 	}
 	return h
 }
+
+func TestKindOfType(t *testing.T) {
+	for _, tt := range []struct {
+		typ  string
+		want modelerr.Kind
+		why  string
+	}{
+		{"overloaded_error", modelerr.Overloaded, "Anthropic's overload, sent in-band with status 200"},
+		{"rate_limit_error", modelerr.RateLimited, "Anthropic's rate limit"},
+		{"rate_limit_exceeded", modelerr.RateLimited, "OpenAI's rate limit code"},
+		{"insufficient_quota", modelerr.RateLimited, "OpenAI's quota"},
+		{"authentication_error", modelerr.Auth, "a key that does not fix itself"},
+		{"invalid_request_error", modelerr.Request, "the same request fails the same way"},
+		{"context_length_exceeded", modelerr.Request, "the history is too long"},
+		{"api_error", modelerr.Server, "a server failure mid-answer"},
+		{"server_error", modelerr.Server, "OpenAI's server failure"},
+		{"", modelerr.Server, "no type: still the server's failure"},
+		{"brand_new_error", modelerr.Server, "an unknown type is the server's failure, retryable"},
+	} {
+		assert.Equal(t, tt.want, modelerr.KindOfType(tt.typ), "%q: %s", tt.typ, tt.why)
+	}
+}

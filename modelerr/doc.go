@@ -12,7 +12,8 @@
 //
 // [Kind] is the closed set of reasons: [RateLimited], [Overloaded],
 // [Server], [Unreachable], [Timeout], [Canceled], [Malformed], [Auth],
-// [Request], and the zero value [Unknown]. [Kind.Retryable] says whether
+// [Request], [Truncated] (a stream cut before its end marker), and the
+// zero value [Unknown]. [Kind.Retryable] says whether
 // sending the same request again later may succeed. The names
 // ("rate_limited", ...) are stable and are the text form.
 //

@@ -47,9 +47,14 @@ const (
 	// too long), or a request that was never sent because the adapter or
 	// its SDK could not build it. Sending it again unchanged fails again.
 	Request Kind = 9
+	// Truncated is a streamed answer that ended before the end marker its
+	// API promises ([DONE], message_stop): the connection closed cleanly
+	// in the middle of the answer, so what came is not the whole turn.
+	// Asking again may get the whole answer.
+	Truncated Kind = 10
 
 	minKind = Unknown
-	maxKind = Request
+	maxKind = Truncated
 )
 
 var kindNames = [...]string{
@@ -63,6 +68,7 @@ var kindNames = [...]string{
 	Malformed:   "malformed",
 	Auth:        "auth",
 	Request:     "request",
+	Truncated:   "truncated",
 }
 
 var (
@@ -107,13 +113,13 @@ func (k *Kind) UnmarshalText(text []byte) error {
 }
 
 // Retryable reports whether sending the same request again later may
-// succeed: [RateLimited], [Overloaded], [Server], [Unreachable] and
-// [Timeout]. A host that resumes the loop's snapshot after such an error
+// succeed: [RateLimited], [Overloaded], [Server], [Unreachable],
+// [Timeout] and [Truncated]. A host that resumes the loop's snapshot after such an error
 // replays the same model turn; nothing is lost. [Canceled] is not
 // retryable: the caller asked to stop.
 func (k Kind) Retryable() bool {
 	switch k {
-	case RateLimited, Overloaded, Server, Unreachable, Timeout:
+	case RateLimited, Overloaded, Server, Unreachable, Timeout, Truncated:
 		return true
 	case Unknown, Canceled, Malformed, Auth, Request:
 		return false

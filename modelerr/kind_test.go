@@ -15,7 +15,7 @@ import (
 var allKinds = []modelerr.Kind{
 	modelerr.Unknown, modelerr.RateLimited, modelerr.Overloaded, modelerr.Server,
 	modelerr.Unreachable, modelerr.Timeout, modelerr.Canceled, modelerr.Malformed,
-	modelerr.Auth, modelerr.Request,
+	modelerr.Auth, modelerr.Request, modelerr.Truncated,
 }
 
 func TestKindCompleteness(t *testing.T) {
@@ -45,7 +45,7 @@ func TestKindStableNames(t *testing.T) {
 		modelerr.Unknown: "unknown", modelerr.RateLimited: "rate_limited", modelerr.Overloaded: "overloaded",
 		modelerr.Server: "server", modelerr.Unreachable: "unreachable", modelerr.Timeout: "timeout",
 		modelerr.Canceled: "canceled", modelerr.Malformed: "malformed", modelerr.Auth: "auth",
-		modelerr.Request: "request",
+		modelerr.Request: "request", modelerr.Truncated: "truncated",
 	}
 	for _, k := range allKinds {
 		assert.Equal(t, want[k], k.String(), "Kind(%d).String()", int(k))
@@ -68,8 +68,9 @@ func TestKindRetryable(t *testing.T) {
 		{modelerr.Malformed, false, "the same body would come back broken; a host must look"},
 		{modelerr.Auth, false, "the key does not fix itself"},
 		{modelerr.Request, false, "the same request fails the same way"},
+		{modelerr.Truncated, true, "a stream cut before its end marker may come whole next time"},
 		{modelerr.Kind(-1), false, "an invalid kind is never retryable"},
-		{modelerr.Kind(10), false, "an invalid kind is never retryable"},
+		{modelerr.Kind(11), false, "an invalid kind is never retryable"},
 	}
 	require.Len(t, tests, len(allKinds)+2, "every kind has a case")
 	for _, tt := range tests {
@@ -85,7 +86,7 @@ func TestKindInvalid(t *testing.T) {
 		name   string
 		reason string
 	}{
-		{modelerr.Kind(10), "Kind(10)", "one past the last kind"},
+		{modelerr.Kind(11), "Kind(11)", "one past the last kind"},
 		{modelerr.Kind(-1), "Kind(-1)", "below the zero value"},
 	}
 	for _, tt := range tests {
@@ -105,7 +106,7 @@ func TestKindUnmarshalRejects(t *testing.T) {
 	}{
 		{"teapot", "not a name"},
 		{"RATE_LIMITED", "names are case-sensitive"},
-		{"Kind(10)", "the fallback form of String is not a name"},
+		{"Kind(11)", "the fallback form of String is not a name"},
 		{"", "empty is not a name"},
 		{"1", "numbers are not names"},
 	}

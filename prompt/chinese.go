@@ -59,6 +59,7 @@ var chineseTexts = map[Key]string{
 	ResultWriteReused:      "{tool} 已以相同参数成功执行，复用之前的结果",
 	ResultTruncated:        "[结果已截断为 {total} 字节中的 {kept} 字节；完整内容：{ref}]",
 	ResultToolSucceeded:    "{tool} 执行成功",
+	ResultTruncatedNotKept: "[结果已截断为 {total} 字节中的 {kept} 字节；其余内容未保存]",
 
 	SystemRules: `你通过调用工具完成任务。规则：
 1. 工具未成功时，返回以"下一步："结尾。按"下一步："之后的内容执行，不要换参数反复重试同一个工具。
@@ -77,6 +78,8 @@ var chineseTexts = map[Key]string{
 	ReasonCallWithoutID:      "调用没有调用 ID",
 	ReasonCallIDRepeated:     "调用 ID {id} 在本节点已用过",
 	ReasonCallWithoutName:    "调用没有工具名",
+	ReasonCallIDTooLong:      "调用 ID 超过 {max} 字节",
+	ReasonCallNameTooLong:    "工具名超过 {max} 字节",
 	ReasonArgumentEmpty:      "取值为空",
 	ReasonConfirmsWrite:      "追问是在请用户确认写操作",
 	ReasonEchoesUser:         "追问复述了用户已说过的话",

@@ -57,6 +57,7 @@ var englishTexts = map[Key]string{
 	ResultWriteReused:      "{tool} already succeeded for these arguments; the earlier result is reused",
 	ResultTruncated:        "[result truncated to {kept} of {total} bytes; full payload: {ref}]",
 	ResultToolSucceeded:    "{tool} succeeded",
+	ResultTruncatedNotKept: "[result truncated to {kept} of {total} bytes; the rest was not kept]",
 
 	SystemRules: `You complete the task by calling tools. Rules:
 1. When a tool result is not a success, it ends with "Next:". Do what follows "Next:". Do not retry the same tool with varied arguments.
@@ -75,6 +76,8 @@ var englishTexts = map[Key]string{
 	ReasonCallWithoutID:      "it has no call id",
 	ReasonCallIDRepeated:     "its call id {id} is already used in this node",
 	ReasonCallWithoutName:    "it names no tool",
+	ReasonCallIDTooLong:      "its call id is longer than {max} bytes",
+	ReasonCallNameTooLong:    "its tool name is longer than {max} bytes",
 	ReasonArgumentEmpty:      "it is empty",
 	ReasonConfirmsWrite:      "it asks the user to confirm a write",
 	ReasonEchoesUser:         "it repeats what the user already said",

@@ -75,6 +75,7 @@ const (
 	ResultWriteReused      Key = 204 // RESULT_WRITE_REUSED
 	ResultTruncated        Key = 205 // RESULT_TRUNCATED
 	ResultToolSucceeded    Key = 206 // RESULT_TOOL_SUCCEEDED
+	ResultTruncatedNotKept Key = 207 // RESULT_TRUNCATED_NOT_KEPT: a cut result whose full payload was not kept
 )
 
 // Prompt texts.
@@ -109,6 +110,8 @@ const (
 	ToolFailDescription      Key = 512 // TOOL_FAIL_DESCRIPTION: description of builtin_node_fail
 	ToolFinishDescription    Key = 513 // TOOL_FINISH_DESCRIPTION: description of builtin_node_finish
 	ToolOutputSetDescription Key = 514 // TOOL_OUTPUT_SET_DESCRIPTION: description of builtin_output_set
+	ReasonCallIDTooLong      Key = 515 // REASON_CALL_ID_TOO_LONG: {detail} of TOOL_CALL_INVALID for a call id longer than {max} bytes
+	ReasonCallNameTooLong    Key = 516 // REASON_CALL_NAME_TOO_LONG: {detail} of TOOL_CALL_INVALID for a tool name longer than {max} bytes
 )
 
 var keyNames = map[Key]string{
@@ -168,6 +171,7 @@ var keyNames = map[Key]string{
 	ResultWriteReused:      "RESULT_WRITE_REUSED",
 	ResultTruncated:        "RESULT_TRUNCATED",
 	ResultToolSucceeded:    "RESULT_TOOL_SUCCEEDED",
+	ResultTruncatedNotKept: "RESULT_TRUNCATED_NOT_KEPT",
 
 	SystemRules:   "SYSTEM_RULES",
 	PhaseMissing:  "PHASE_MISSING",
@@ -192,6 +196,8 @@ var keyNames = map[Key]string{
 	ToolFailDescription:      "TOOL_FAIL_DESCRIPTION",
 	ToolFinishDescription:    "TOOL_FINISH_DESCRIPTION",
 	ToolOutputSetDescription: "TOOL_OUTPUT_SET_DESCRIPTION",
+	ReasonCallIDTooLong:      "REASON_CALL_ID_TOO_LONG",
+	ReasonCallNameTooLong:    "REASON_CALL_NAME_TOO_LONG",
 }
 
 // String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".

@@ -228,7 +228,7 @@ var sample = []string{
 	"field", "space_id", "expect", "a string", "param", "space_id", "source", "list_spaces",
 	"count", "2", "gist", "SUCCESS 2 spaces", "code", "system.50001", "detail", "quota exceeded",
 	"answer", "the blue theme", "key", "site_url", "keys", "site_url, site_id", "sources", "tool_result, user",
-	"ref", "call_7", "kept", "4096", "total", "90000", "reason", "REASON", "next", "NEXT",
+	"ref", "call_7", "kept", "4096", "total", "90000", "max", "256", "reason", "REASON", "next", "NEXT",
 	"timeout", "5s", "by", "builtin_node_finish",
 }
 

@@ -117,7 +117,7 @@ func resultDigest(b []byte, err error) uint64 {
 func (r *run) rejectedStatus(code errcode.Code, i int) CallStatus {
 	switch code { //nolint:exhaustive // every other rejection is a refusal by a rule
 	case errcode.ToolCallInvalid:
-		if p, ok := r.wave.invalid[i]; ok && p.Kind == problemNoName {
+		if p, ok := r.wave.invalid[i]; ok && (p.Kind == problemNoName || p.Kind == problemNameTooLong) {
 			return CallUnknownTool
 		}
 		return CallUnpaired

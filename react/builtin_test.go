@@ -111,7 +111,8 @@ func TestFollowUp(t *testing.T) {
 	e := newEnv(t, m)
 	res := e.run(react.Node{Outputs: []react.Output{{Key: "theme"}}}, "make me a site")
 	require.Equal(t, react.Suspended, res.Status)
-	assert.Equal(t, &react.Suspension{Kind: react.SuspendFollowUp, CallID: "q1", Question: "Which theme do you want?"}, res.Suspension)
+	assert.NotEmpty(t, res.Suspension.Ticket, "the suspension names itself")
+	assert.Equal(t, &react.Suspension{Kind: react.SuspendFollowUp, CallID: "q1", Question: "Which theme do you want?", Ticket: res.Suspension.Ticket}, res.Suspension)
 	assert.Len(t, toolMessages(res.Transcript), 0, "the answer is written on resume")
 
 	m2 := newScript(
@@ -119,7 +120,7 @@ func TestFollowUp(t *testing.T) {
 		turn(call("s", react.ToolOutputSet, `{"key":"theme","value":"the blue theme","sourceType":"user"}`)),
 		turn(finish("f")),
 	)
-	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Answer("the blue theme"))
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "the blue theme"))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status, "outputs: %v", res.Outputs)
 	q1 := toolMessage(t, res.Transcript, "q1")
@@ -175,7 +176,7 @@ func TestFollowUp_AfterFailedWriteIsGrounded(t *testing.T) {
 		turn(call("w2", "create_site", `{"name":"blog"}`)),
 		turn(call("q", react.ToolFollowUp, `{"question":"Creating the site failed (quota exceeded). Do you want me to retry?"}`)),
 	)
-	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, "FAILED TOOL_BUSINESS_FAILED", outcomeOf(t, e.rec, "w2"))
 	assert.Contains(t, toolMessage(t, res.Transcript, "w2").Content, "Next: use builtin_node_follow_up to tell the user why the approved create_site failed")
@@ -308,7 +309,7 @@ func TestChineseTexts(t *testing.T) {
 	cfg.Model = newScript(turn(call("x", react.ToolFail, `{"reason":"用户拒绝"}`)))
 	l2, err := react.New(cfg)
 	require.NoError(t, err)
-	res, err = l2.Resume(context.Background(), res.Snapshot, react.Decline("太贵了"))
+	res, err = l2.Resume(context.Background(), res.Snapshot, react.Decline(res.Suspension.Ticket, "太贵了"))
 	require.NoError(t, err)
 	assert.Equal(t, "用户拒绝了 create_site 的调用：太贵了", toolMessage(t, res.Transcript, "a").Content)
 }

@@ -92,7 +92,7 @@ func TestCache_LoopReadsEvidenceOncePerRunAndResume(t *testing.T) {
 	assert.EqualValues(t, 1, db.loads.Load(), "Run loaded the run's evidence once")
 	assert.NotContains(t, string(res.Snapshot), `"evidence":{`, "a database ledger's evidence stays in the database")
 
-	got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, got.Status)
 	assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "s"), "the output cites w2, found in the cached evidence")
@@ -135,7 +135,7 @@ func TestCache_LoopReleasesTheRun(t *testing.T) {
 	after := newScript(
 		turn(call("s", react.ToolOutputSet, `{"key":"site_id","value":42,"sourceType":"tool_result","sourceRef":"x9"}`)),
 		turn(finish("f")))
-	got, err := e.again(after).Resume(ctx, res.Snapshot, react.Approve())
+	got, err := e.again(after).Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, got.Status)
 	assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "s"), "the output cites x9, written by another driver before this resume")

@@ -122,7 +122,7 @@ func TestResume_SettlesTheClaimWhenItStops(t *testing.T) {
 			require.Equal(t, react.Suspended, res.Status)
 			claims := newMortalClaims()
 			e.cfg.Claims, e.cfg.Runs = claims, tt.runs
-			got, err := e.again(tt.after).Resume(context.Background(), res.Snapshot, react.Approve())
+			got, err := e.again(tt.after).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 			if tt.status == react.Interrupted || tt.wantErr != nil {
 				require.Error(t, err)
 			} else {
@@ -133,10 +133,10 @@ func TestResume_SettlesTheClaimWhenItStops(t *testing.T) {
 			}
 			assert.Equal(t, tt.status, got.Status)
 			assert.Equal(t, "claim settle", claims.calls(), "the claim is settled once the run stopped after the decision")
-			_, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+			_, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 			require.ErrorIs(t, err, react.ErrAlreadyResumed, "a settled snapshot is never resumed again")
 			claims.kill()
-			_, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+			_, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 			require.ErrorIs(t, err, react.ErrAlreadyResumed, "a settled claim is not taken over when its holder dies")
 			if got.Snapshot != nil {
 				assert.NotEqual(t, res.Snapshot, got.Snapshot, "the run stopped with a new snapshot")
@@ -166,12 +166,12 @@ func TestResume_SettlesTheClaimWhenItStops(t *testing.T) {
 		cfg.Claims, cfg.Guards, cfg.Model = claims, memoryStores(), approvalAfter() // stores that never gated the call
 		l, err := react.New(cfg)
 		require.NoError(t, err)
-		got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
+		got, err := l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.Error(t, err)
 		assert.Equal(t, react.Suspended, got.Status)
 		assert.Equal(t, "claim release", claims.calls())
 		e.cfg.Claims = claims
-		got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+		got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.NoError(t, err, "the released snapshot resumes where the truth is")
 		assert.Equal(t, react.Finished, got.Status)
 		assert.Equal(t, 1, create.executions())
@@ -184,7 +184,7 @@ func TestResume_SettlesTheClaimWhenItStops(t *testing.T) {
 		claims := newMortalClaims()
 		claims.settleErr = errors.New("claims store down")
 		e.cfg.Claims = claims
-		got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+		got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, claims.settleErr)
 		assert.Contains(t, err.Error(), "settle resume claim")
 		assert.Equal(t, react.Finished, got.Status, "the run finished; only settling failed")
@@ -199,7 +199,7 @@ func TestResume_SettlesTheClaimWhenItStops(t *testing.T) {
 		e.cfg.Claims = claims
 		ctx, cancel := context.WithCancel(context.Background())
 		m := newScript(func(react.Request) (react.Response, error) { cancel(); return turn(finish("f")), nil })
-		got, err := e.again(m).Resume(ctx, res.Snapshot, react.Approve())
+		got, err := e.again(m).Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, react.Interrupted, got.Status)
 		assert.Equal(t, "claim settle", claims.calls())
@@ -216,7 +216,7 @@ func resumeUntilKilled(t *testing.T, l *react.Loop, snap []byte) {
 	returned := false
 	go func() {
 		defer close(done)
-		_, _ = l.Resume(context.Background(), snap, react.Approve())
+		_, _ = l.Resume(context.Background(), snap, react.Approve(ticketOf(t, l, snap)))
 		returned = true
 	}()
 	<-done
@@ -240,11 +240,11 @@ func TestResume_TakeoverOfAKilledResume(t *testing.T) {
 		resumeUntilKilled(t, e.again(killedModel), res.Snapshot)
 		assert.Equal(t, 0, create.executions())
 
-		_, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+		_, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, react.ErrAlreadyResumed, "the claim of a live resume is never taken over")
 
 		claims.kill()
-		got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+		got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.NoError(t, err)
 		assert.Equal(t, react.Finished, got.Status)
 		assert.Equal(t, 1, create.executions(), "the approval the dead resume left unused runs the write once")
@@ -274,7 +274,7 @@ func TestResume_TakeoverOfAKilledResume(t *testing.T) {
 		// Without a verifier the takeover cannot know: WRITE_PENDING_VERIFY,
 		// and the run asks the user.
 		m := newScript(turn(call("w2", "create_site", `{"name":"blog"}`)), turn(call("q", react.ToolFollowUp, `{"question":"Retry later?"}`)))
-		got, err := e.again(m).Resume(context.Background(), res.Snapshot, react.Approve())
+		got, err := e.again(m).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.NoError(t, err)
 		require.Equal(t, react.Suspended, got.Status)
 		assert.Equal(t, "DEFERRED "+errcode.WritePendingVerify.String(), outcomeOf(t, e.rec, "w2"))
@@ -288,7 +288,7 @@ func TestResume_TakeoverOfAKilledResume(t *testing.T) {
 		m = newScript(turn(call("w3", "create_site", `{"name":"blog"}`)),
 			turn(call("s", react.ToolOutputSet, `{"key":"site_id","value":42,"sourceType":"tool_result","sourceRef":"w3"}`)),
 			turn(finish("f")))
-		got, err = e.again(m).Resume(context.Background(), got.Snapshot, react.Answer("yes"))
+		got, err = e.again(m).Resume(context.Background(), got.Snapshot, react.Answer(got.Suspension.Ticket, "yes"))
 		require.NoError(t, err)
 		assert.Equal(t, react.Finished, got.Status)
 		assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "w3"), "the verified result is reused")

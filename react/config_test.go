@@ -59,8 +59,12 @@ func TestNilContextIsRefused(t *testing.T) {
 		call func() (react.Result, error)
 	}{
 		{"Run", func() (react.Result, error) { return e.loop.Run(nilCtx, react.Node{}, "hello") }},
-		{"Resume", func() (react.Result, error) { return e.loop.Resume(nilCtx, res.Snapshot, react.Answer("Sales")) }},
-		{"ResumeRun", func() (react.Result, error) { return e.loop.ResumeRun(nilCtx, res.Run, react.Answer("Sales")) }},
+		{"Resume", func() (react.Result, error) {
+			return e.loop.Resume(nilCtx, res.Snapshot, react.Answer(res.Suspension.Ticket, "Sales"))
+		}},
+		{"ResumeRun", func() (react.Result, error) {
+			return e.loop.ResumeRun(nilCtx, res.Run, react.Answer(res.Suspension.Ticket, "Sales"))
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +75,7 @@ func TestNilContextIsRefused(t *testing.T) {
 		})
 	}
 	assert.Lenf(t, m.requests(), 1, "the model was asked %d times; want once (the nil-context calls ran nothing)", len(m.requests()))
-	again, err := e.loop.Resume(context.Background(), res.Snapshot, react.Answer("Sales"))
+	again, err := e.loop.Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "Sales"))
 	require.NoError(t, err, "the snapshot is still resumable: the refused Resume claimed nothing")
 	assert.Equal(t, react.Finished, again.Status)
 }

@@ -66,9 +66,9 @@ func declinedWriteCalledAgain(t *testing.T, via string, host bool, args string) 
 	var got react.Result
 	switch via {
 	case "Resume":
-		got, err = e.again(again).Resume(ctx, res.Snapshot, react.Decline("too expensive"))
+		got, err = e.again(again).Resume(ctx, res.Snapshot, react.Decline(res.Suspension.Ticket, "too expensive"))
 	case "ResumeRun":
-		got, err = e.again(again).ResumeRun(ctx, "run-1", react.Decline("too expensive"))
+		got, err = e.again(again).ResumeRun(ctx, "run-1", react.Decline(res.Suspension.Ticket, "too expensive"))
 	}
 	require.NoError(t, err)
 	assert.Zero(t, create.executions(), "a declined write never runs, whatever the model calls next")
@@ -100,9 +100,9 @@ func declinedWriteCalledAgain(t *testing.T, via string, host bool, args string) 
 	third := newScript(turn(call("w3", "create_site", args)), turn(call("x", react.ToolFail, `{"reason":"the user declined"}`)))
 	switch via {
 	case "Resume":
-		got, err = e.again(third).Resume(ctx, got.Snapshot, react.Decline("no"))
+		got, err = e.again(third).Resume(ctx, got.Snapshot, react.Decline(got.Suspension.Ticket, "no"))
 	case "ResumeRun":
-		got, err = e.again(third).ResumeRun(ctx, "run-1", react.Decline("no"))
+		got, err = e.again(third).ResumeRun(ctx, "run-1", react.Decline(got.Suspension.Ticket, "no"))
 	}
 	require.NoError(t, err)
 	assert.Zero(t, create.executions(), "declined twice, never run")

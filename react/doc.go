@@ -10,10 +10,12 @@
 //		Tools:        []string{"list_spaces", "create_site"},
 //		Outputs:      []react.Output{{Key: "site_id", Required: true}},
 //	}
-//	res, err := loop.Run(ctx, node, "Create a site called Spring Sale in Marketing.")
+//	owner := react.WithOwner(react.Owner{Tenant: "acme", User: "alice"})
+//	res, err := loop.Run(ctx, node, "Create a site called Spring Sale in Marketing.", owner)
 //	switch res.Status {
-//	case react.Suspended: // an approval or a follow-up question: store res.Snapshot, ask the user
-//		res, err = loop.Resume(ctx, snapshot, react.Approve()) // later, in any process
+//	case react.Suspended: // an approval or a follow-up question: store res.Snapshot, show res.Suspension
+//		d := react.Approve(res.Suspension.Ticket).DecidedBy("alice@acme") // what the person saw, who decided
+//		res, err = loop.Resume(ctx, snapshot, d, owner) // later, in any process
 //	case react.Finished: // res.Outputs["site_id"]
 //	case react.Failed: // res.Failure says why
 //	}
@@ -29,7 +31,20 @@
 // [Loop.Resume] continues a suspended or interrupted run from its snapshot
 // with a [Decision] ([Approve], [Decline], [Answer], [Continue]);
 // [Loop.ResumeRun] does the same by run id with Config.Runs. A nil context
-// is refused ([ErrNilContext]). A Loop keeps no state between runs and is
+// is refused ([ErrNilContext]).
+//
+// # People and owners
+//
+// A run belongs to the owner named when it starts ([WithOwner]: a tenant
+// and a user), sealed into its snapshots; every call that reads or resumes
+// a stopped run checks that the caller's owner covers it ([ErrNotOwner]).
+// A person's decision names what they were shown by the suspension's
+// ticket ([Suspension].Ticket) and who they are ([Decision.DecidedBy]): it
+// applies to that suspension only, a repeat gets [ErrAlreadyResumed] (a
+// [DecidedError]), and it is recorded in Config.Audit before it applies
+// ([Loop.History]). An inbox reads what a run waits for from its sealed
+// snapshot ([Loop.Pending], [Loop.ListPending], [Loop.Inspect]), never
+// from a run store's columns. A Loop keeps no state between runs and is
 // safe for concurrent use; no goroutine outlives Run or Resume.
 //
 // # What a run returns
@@ -96,27 +111,44 @@
 //
 // # Events and metrics
 //
-// Every step is reported to an [Observer]: node started, tool invoked
-// (outcome, code, duration measured with Config.Now, layers, position in
-// the turn, the tools offered, the schema version), tool skipped, no tool
-// calls, stall counted, stall reset, suspended, finished, failed (with the
-// goal). The default [LogObserver] writes them to log/slog ("TOOL invoked
-// outcome=FAILED code=TOOL_TIMEOUT tool=… duration=… call_status=valid
+// Every step of a run is an [Event] (see [EventKind] for the
+// vocabulary): run start, model start, text and call deltas, model end,
+// tool start, tool invoked (outcome, code, duration measured with
+// Config.Now, layers, position in the turn, the tools offered, the schema
+// version), tool end, tool skipped, no tool calls, stall counted, stall
+// reset, round end, suspended, finished, failed (with the goal), run end
+// (with the Result). An [Observer] consumes them, as a slog.Handler
+// consumes records; the host that streams a run ([Loop.RunStream],
+// [Loop.ResumeStream]) iterates over the same values. The default
+// [LogObserver] writes them to log/slog ("TOOL invoked outcome=FAILED
+// code=TOOL_TIMEOUT tool=… duration=… call_status=valid
 // exec_status=timeout business_status=none …" at WARN for FAILED, INFO
 // otherwise; "REACT no_tool_calls"; …). [Metrics] counts per layer with
 // the definitions and denominators of docs/evaluation.md; combine
-// observers with [Observers].
+// observers with [Observers]; an [EventFilter] says which kinds an
+// observer wants, so that the loop builds no event nobody reads.
 //
-// An observer that also implements [RunObserver], [ModelObserver] or
-// [ToolObserver] follows each call of Run and Resume, each model call and
-// each tool call from its start to its end, and hands the work a context
-// of its own: this is how a tracer opens a span around each (the nested
-// module adapters/otel does, on OpenTelemetry). Every start is ended
-// exactly once, on success, failure, cancellation, and while a panic
-// unwinds. A [RunObserver] may carry a few strings in a run's snapshot
-// (the trace context of the run's span, say) and gets them back when the
-// snapshot is resumed, so that the resumed run links to the run it
-// resumes. A [Model] that implements [Describer] names its provider and
-// model for these events, and the [Response] of the adapters carries the
-// response's model name, finish reason and token [Usage].
+// # Streaming
+//
+// A [Model] that also implements [StreamModel] delivers each turn in
+// [Chunk]s; the loop reports their text and call fragments as deltas and
+// assembles the turn ([Assembler], [Collect]) before it checks and runs
+// any call, so a partial call never executes and a stream that ends
+// before its end marker interrupts the run with a resumable snapshot. A
+// host reads a run as it happens with [Loop.RunStream],
+// [Loop.ResumeStream] and [Loop.ResumeRunStream], which yield the run's
+// events on the iterating goroutine; a model that does not stream works
+// through them too (its whole text as one delta).
+//
+// For the kinds that start a run's call, a model call or a tool call, an
+// observer returns the context the work runs in: this is how a tracer
+// opens a span around each (the nested module adapters/otel does, on
+// OpenTelemetry). Every start is ended exactly once, on success, failure,
+// cancellation, and while a panic unwinds. A [Carrier] may keep a few
+// strings in a run's snapshot (the trace context of the run's span, say)
+// and gets them back when the snapshot is resumed, so that the resumed
+// run links to the run it resumes. A [Model] that implements [Describer]
+// names its provider and model for these events, and the [Response] of
+// the adapters carries the response's model name, finish reason and token
+// [Usage].
 package react

@@ -55,9 +55,9 @@ func TestEnums(t *testing.T) {
 	var src react.SourceType
 	assert.Error(t, src.UnmarshalText([]byte("guess")))
 	assert.Equal(t, react.SourceType(0), src, "unchanged on error")
-	assert.Equal(t, "approve", react.Approve().String())
+	assert.Equal(t, "approve", react.Approve("t").String())
 	assert.Equal(t, "none", react.Decision{}.String())
-	for _, d := range []react.Decision{react.Decline("x"), react.Answer("y"), react.Continue()} {
+	for _, d := range []react.Decision{react.Decline("t", "x"), react.Answer("t", "y"), react.Continue()} {
 		assert.NotEqual(t, "none", d.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/reactguard/reactguard/evidence"
@@ -62,7 +63,7 @@ func ExampleNew() {
 	loop, err := react.New(react.Config{
 		Model:    replay(tc("c1", "list_sites", `{}`), tc("c2", react.ToolFinish, `{"summary":"one site"}`)),
 		Tools:    exampleCatalog(),
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -81,7 +82,7 @@ func ExampleLoop_Run() {
 			tc("c3", react.ToolFinish, `{}`),
 		),
 		Tools:    exampleCatalog(),
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	})
 	node := react.Node{
 		Name:         "find_blog",
@@ -119,8 +120,8 @@ func ExampleLoop_Resume() {
 		Tools:        exampleCatalog(),
 		Guards:       stores,
 		SnapshotKeys: [][]byte{key},
-		Observer:     react.NopObserver{},
-		NewRunID:     func() string { return "run-42" },
+		Observer:     react.DiscardObserver,
+		NewRunID:     func(context.Context) string { return "run-42" },
 	}
 	loop, _ := react.New(cfg)
 	node := react.Node{Tools: []string{"create_site"}}
@@ -134,7 +135,7 @@ func ExampleLoop_Resume() {
 	// (react.ErrAlreadyResumed).
 	cfg.Model = replay(tc("w2", "create_site", `{"name":"shop"}`), tc("f", react.ToolFinish, `{}`))
 	later, _ := react.New(cfg)
-	res, err := later.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := later.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	fmt.Println(res.Status, err)
 	printTools(res)
 	// Output:
@@ -150,8 +151,12 @@ func ExampleLoop_Resume() {
 }
 
 // A service keeps stopped runs in a run store (durable in production:
-// stores/postgres, stores/sqlite), lists the approvals waiting in an inbox,
-// and resumes a run by its id when the user decides.
+// stores/postgres, stores/sqlite), names each run's owner, lists the
+// approvals waiting for the signed-in owner in an inbox — read from the
+// sealed snapshots, never from the store's columns — and resumes a run by
+// its id with the decision of the person who saw it: the decision carries
+// the suspension's ticket and who made it, and a decision delivered twice
+// is refused.
 func ExampleLoop_ResumeRun() {
 	runs := runstore.NewMemory()
 	stores := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
@@ -165,24 +170,39 @@ func ExampleLoop_ResumeRun() {
 		Tools:    exampleCatalog(),
 		Guards:   stores,
 		Runs:     runs,
-		Observer: react.NopObserver{},
-		NewRunID: func() string { return "run-7" },
+		Audit:    runstore.NewMemoryAudit(),
+		Observer: react.DiscardObserver,
+		NewRunID: func(context.Context) string { return "run-7" },
 	})
-	_, _ = loop.Run(context.Background(), react.Node{Name: "shop", Tools: []string{"create_site"}}, "create a site called shop")
+	alice := react.WithOwner(react.Owner{Tenant: "acme", User: "alice"})
+	_, _ = loop.Run(context.Background(), react.Node{Name: "shop", Tools: []string{"create_site"}}, "create a site called shop", alice)
 
-	inbox, _ := runs.List(context.Background(), runstore.Filter{Kind: runstore.Approval})
-	for _, r := range inbox.Runs {
-		fmt.Println(r.ID, r.Node, r.Kind, r.Tool, string(r.Args), "-", r.Reason)
-	}
-	res, err := loop.ResumeRun(context.Background(), "run-7", react.Approve())
+	// The inbox of alice: what each run waits for, as sealed.
+	inbox, _ := loop.ListPending(context.Background(), runstore.Filter{Kind: runstore.Approval}, alice)
+	p := inbox.Runs[0]
+	w := p.Suspension.Approval
+	fmt.Println(p.Run, p.Node, w.Tool, string(w.Args), "-", p.Suspension.Reason)
+
+	// Bob of another tenant sees nothing and can decide nothing.
+	bob := react.WithOwner(react.Owner{Tenant: "beta", User: "bob"})
+	_, err := loop.ResumeRun(context.Background(), "run-7", react.Approve(p.Suspension.Ticket), bob)
+	fmt.Println("bob:", errors.Is(err, react.ErrNotOwner))
+
+	// Alice approves what she saw.
+	approve := react.Approve(p.Suspension.Ticket).DecidedBy("alice@acme")
+	res, err := loop.ResumeRun(context.Background(), "run-7", approve, alice)
 	fmt.Println(res.Status, err)
-	_, stillThere, _ := runs.Get(context.Background(), "run-7")
-	fmt.Println("kept after it finished:", stillThere)
+	_, err = loop.ResumeRun(context.Background(), "run-7", approve, alice) // a double click
+	fmt.Println("again:", errors.Is(err, react.ErrAlreadyResumed))
+	h, _ := loop.History(context.Background(), "run-7", alice)
+	fmt.Println(h[0].Kind, h[0].Tool, "by", h[0].By)
 	// Output:
-	// run-7 shop approval create_site {"name":"shop"} - the user asked for a shop
+	// run-7 shop create_site {"name":"shop"} - the user asked for a shop
+	// bob: true
 	//   (create_site runs)
 	// finished <nil>
-	// kept after it finished: false
+	// again: true
+	// approved create_site by alice@acme
 }
 
 // Each call's three layers, in the run's result: a read that first hit a
@@ -244,30 +264,23 @@ func ExampleMetrics() {
 	// final task: 1/1 (100.0%)
 }
 
-// timer follows model and tool calls through the optional ModelObserver
-// and ToolObserver interfaces; embedding NopObserver provides the event
-// methods it does not need.
-type timer struct{ react.NopObserver }
-
-func (timer) OnModelStart(ctx context.Context, e react.ModelStartEvent) context.Context {
-	fmt.Printf("model call %d starts (%d messages)\n", e.Round, len(e.Request.Messages))
-	return ctx
+// timer follows model and tool calls: an Observer receives every event
+// of a run and picks the kinds it needs.
+func timer(_ context.Context, e react.Event) {
+	switch e.Kind {
+	case react.EventModelStart:
+		fmt.Printf("model call %d starts (%d messages)\n", e.Round, len(e.ModelStart.Request.Messages))
+	case react.EventModelEnd:
+		fmt.Printf("model call %d ends: %d tool call(s), finish reason %q\n", e.Round, len(e.ModelEnd.Response.ToolCalls), e.ModelEnd.Response.FinishReason)
+	case react.EventToolStart:
+		fmt.Printf("  %s starts\n", e.ToolStart.Tool)
+	case react.EventToolEnd:
+		fmt.Printf("  %s ends: %s\n", e.ToolEnd.Tool, e.ToolEnd.Outcome)
+	default:
+	}
 }
 
-func (timer) OnModelEnd(_ context.Context, e react.ModelEndEvent) {
-	fmt.Printf("model call %d ends: %d tool call(s), finish reason %q\n", e.Round, len(e.Response.ToolCalls), e.Response.FinishReason)
-}
-
-func (timer) OnToolStart(ctx context.Context, e react.ToolStartEvent) context.Context {
-	fmt.Printf("  %s starts\n", e.Tool)
-	return ctx
-}
-
-func (timer) OnToolEnd(_ context.Context, e react.ToolEndEvent) {
-	fmt.Printf("  %s ends: %s\n", e.Tool, e.Outcome)
-}
-
-func ExampleToolObserver() {
+func ExampleObserverFunc() {
 	finishReason := func(r react.Response, reason string) react.Response { r.FinishReason = reason; return r }
 	loop, _ := react.New(react.Config{
 		Model: replay(
@@ -275,7 +288,7 @@ func ExampleToolObserver() {
 			finishReason(tc("c2", react.ToolFinish, `{}`), "tool_calls"),
 		),
 		Tools:    exampleCatalog(),
-		Observer: timer{},
+		Observer: react.ObserverFunc(timer),
 	})
 	res, _ := loop.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "list my sites")
 	fmt.Println(res.Status)
@@ -300,7 +313,7 @@ func ExampleNode_hostApproval() {
 		Model:    replay(tc("w1", "create_site", `{"name":"shop"}`)),
 		Tools:    exampleCatalog(),
 		Guards:   stores,
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	}
 	loop, _ := react.New(cfg)
 	node := react.Node{Tools: []string{"create_site"}, HostApproval: true}
@@ -309,7 +322,7 @@ func ExampleNode_hostApproval() {
 
 	cfg.Model = replay(tc("f", react.ToolFinish, `{}`))
 	later, _ := react.New(cfg)
-	res, err := later.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := later.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	fmt.Println(res.Status, err)
 	printTools(res)
 	// Output:

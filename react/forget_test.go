@@ -35,7 +35,7 @@ func TestRunStateForgottenWhenRunEnds(t *testing.T) {
 			cat := tool.MustCatalog(list.Tool)
 			m := newScript(turn(call("c1", "list", `{}`)), tt.final)
 			l, err := react.New(react.Config{Model: m, Tools: cat, Guards: &guard.Options{Ledger: ledger},
-				KeepRunState: tt.keep, Observer: react.NopObserver{}})
+				KeepRunState: tt.keep, Observer: react.DiscardObserver})
 			require.NoError(t, err)
 			res, err := l.Run(context.Background(), react.Node{Name: "n", Tools: []string{"list"}}, "list things")
 			require.NoError(t, err)

@@ -77,10 +77,11 @@ func FuzzSnapshotDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
 		list, _, create := sitesTools()
 		e := newEnv(t, newScript(turn(call("zz_end", react.ToolFail, `{}`))), list.Tool, create.Tool)
-		d := []react.Decision{react.Approve(), react.Decline("no"), react.Answer("blue"), react.Continue()}[which%4]
+		tk := ticketOf(t, e.loop, b)
+		d := []react.Decision{react.Approve(tk), react.Decline(tk, "no"), react.Answer(tk, "blue"), react.Continue()}[which%4]
 		res, err := e.loop.Resume(context.Background(), b, d)
 		if err != nil {
-			if !errors.Is(err, react.ErrSnapshot) && !errors.Is(err, react.ErrDecision) && !errors.Is(err, react.ErrInvalidNode) &&
+			if !errors.Is(err, react.ErrSnapshot) && !errors.Is(err, react.ErrDecision) && !errors.Is(err, react.ErrInvalidNode) && !errors.Is(err, react.ErrTicket) &&
 				!errors.Is(err, guard.ErrNotPending) && !errors.Is(err, react.ErrAlreadyResumed) && !errors.Is(err, errScriptDone) {
 				t.Fatalf("Resume = %v; want a classified refusal", err)
 			}
@@ -121,7 +122,7 @@ func FuzzSnapshotTransform(f *testing.F) {
 				snap = re.f(t, snap)
 			}
 		}
-		_, err = e.again(newScript(turn(call("zz", react.ToolFail, `{}`)))).Resume(context.Background(), snap, react.Approve())
+		_, err = e.again(newScript(turn(call("zz", react.ToolFail, `{}`)))).Resume(context.Background(), snap, react.Approve(ticketOf(t, e.loop, snap)))
 		if errors.Is(err, react.ErrSnapshot) {
 			t.Fatalf("Resume(re-encoded snapshot, transforms %05b) = %v; want it resumed", transform, err)
 		}

@@ -213,7 +213,7 @@ func newEnv(t testing.TB, m *script, tools ...*tool.Tool) *env {
 		Tools:    cat,
 		Guards:   e.guards,
 		Observer: e.rec,
-		NewRunID: func() string { return "run-1" },
+		NewRunID: func(context.Context) string { return "run-1" },
 		Now:      (&clock{}).now,
 	}
 	e.loop, err = react.New(e.cfg)
@@ -296,4 +296,121 @@ func requirePaired(t *testing.T, ms []react.Message) {
 			require.True(t, want[id], "tool message %s answers no call of message %d", id, i)
 		}
 	}
+}
+
+// ticketOf returns the ticket of the suspension sealed in snap, read as an
+// inbox reads it (Loop.Inspect); "" when snap does not open or holds no
+// suspension.
+func ticketOf(t testing.TB, l *react.Loop, snap []byte, opts ...react.RunOption) string {
+	t.Helper()
+	p, err := l.Inspect(context.Background(), snap, opts...)
+	if err != nil || p.Suspension == nil {
+		return ""
+	}
+	return p.Suspension.Ticket
+}
+
+// dispatch passes e to the method of o named after its kind, when o has
+// one (OnToolInvoked, OnRunStart, …), so that a test observer is written
+// as a set of small methods; it returns the context a start method
+// returned, ctx otherwise.
+func dispatch(ctx context.Context, e react.Event, o any) context.Context {
+	switch e.Kind {
+	case react.EventRunStart:
+		if m, ok := o.(interface {
+			OnRunStart(context.Context, react.RunStartEvent) context.Context
+		}); ok {
+			return m.OnRunStart(ctx, *e.RunStart)
+		}
+		if m, ok := o.(interface {
+			OnNodeStarted(context.Context, react.NodeEvent)
+		}); ok && !e.RunStart.Resumed {
+			m.OnNodeStarted(ctx, e.RunStart.NodeEvent)
+		}
+	case react.EventRunEnd:
+		if m, ok := o.(interface {
+			OnRunEnd(context.Context, react.RunEndEvent)
+		}); ok {
+			m.OnRunEnd(ctx, *e.RunEnd)
+		}
+	case react.EventModelStart:
+		if m, ok := o.(interface {
+			OnModelStart(context.Context, react.ModelStartEvent) context.Context
+		}); ok {
+			return m.OnModelStart(ctx, *e.ModelStart)
+		}
+	case react.EventModelEnd:
+		if m, ok := o.(interface {
+			OnModelEnd(context.Context, react.ModelEndEvent)
+		}); ok {
+			m.OnModelEnd(ctx, *e.ModelEnd)
+		}
+	case react.EventToolStart:
+		if m, ok := o.(interface {
+			OnToolStart(context.Context, react.ToolStartEvent) context.Context
+		}); ok {
+			return m.OnToolStart(ctx, *e.ToolStart)
+		}
+	case react.EventToolEnd:
+		if m, ok := o.(interface {
+			OnToolEnd(context.Context, react.ToolEndEvent)
+		}); ok {
+			m.OnToolEnd(ctx, *e.ToolEnd)
+		}
+	case react.EventToolInvoked, react.EventToolSkipped:
+		name := map[react.EventKind]string{react.EventToolInvoked: "invoked", react.EventToolSkipped: "skipped"}[e.Kind]
+		if m, ok := o.(interface {
+			OnToolInvoked(context.Context, react.ToolEvent)
+		}); ok && name == "invoked" {
+			m.OnToolInvoked(ctx, *e.Tool)
+		}
+		if m, ok := o.(interface {
+			OnToolSkipped(context.Context, react.ToolEvent)
+		}); ok && name == "skipped" {
+			m.OnToolSkipped(ctx, *e.Tool)
+		}
+	case react.EventNoToolCalls:
+		if m, ok := o.(interface {
+			OnNoToolCalls(context.Context, react.RoundEvent)
+		}); ok {
+			m.OnNoToolCalls(ctx, e.RoundEvent)
+		}
+	case react.EventStall:
+		if m, ok := o.(interface {
+			OnStall(context.Context, react.StallEvent)
+		}); ok {
+			m.OnStall(ctx, *e.Stall)
+		}
+	case react.EventStallReset:
+		if m, ok := o.(interface {
+			OnStallReset(context.Context, react.StallEvent)
+		}); ok {
+			m.OnStallReset(ctx, *e.Stall)
+		}
+	case react.EventSuspended:
+		if m, ok := o.(interface {
+			OnSuspended(context.Context, react.SuspendEvent)
+		}); ok {
+			m.OnSuspended(ctx, *e.Suspend)
+		}
+	case react.EventFinished:
+		if m, ok := o.(interface {
+			OnFinished(context.Context, react.EndEvent)
+		}); ok {
+			m.OnFinished(ctx, *e.End)
+		}
+	case react.EventFailed:
+		if m, ok := o.(interface {
+			OnFailed(context.Context, react.EndEvent)
+		}); ok {
+			m.OnFailed(ctx, *e.End)
+		}
+	default:
+	}
+	return ctx
+}
+
+// Observe implements react.Observer through dispatch.
+func (r *recorder) Observe(ctx context.Context, e react.Event) context.Context {
+	return dispatch(ctx, e, r)
 }

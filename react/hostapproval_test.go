@@ -51,7 +51,7 @@ func TestHostApproval_SuspendsAtOnce(t *testing.T) {
 		require.Equal(t, "w", last.ToolCallID)
 		return turn(finish("f"))
 	})
-	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equalf(t, react.Finished, res.Status, "status after approval = %v (%v)", res.Status, res.Failure)
 	assert.Equal(t, 1, create.executions(), "the approved write ran once")
@@ -74,7 +74,7 @@ func TestHostApproval_Decline(t *testing.T) {
 	assert.Zero(t, list.executions(), "the calls after the write wait for the decision too")
 
 	m2 := newScript(turn(call("w2", "create_site", `{"name":"blog"}`)))
-	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Decline("not now"))
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Decline(res.Suspension.Ticket, "not now"))
 	require.NoError(t, err)
 	assert.Zero(t, create.executions(), "a declined write never runs")
 	assert.Equal(t, "the user declined the call of create_site: not now", toolMessage(t, res.Transcript, "w").Content)
@@ -98,7 +98,7 @@ func TestHostApproval_RestOfTheTurnGoesOn(t *testing.T) {
 	assert.Equal(t, 1, list.executions(), "the read before the write ran")
 	assert.Len(t, toolMessages(res.Transcript), 1)
 
-	res, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	assert.Equal(t, 1, create.executions())
@@ -140,7 +140,7 @@ func TestHostApproval_ModelThatNeverAsks(t *testing.T) {
 	node.HostApproval = true
 	res = e.run(node, "create a site called blog")
 	require.Equal(t, react.Suspended, res.Status)
-	res, err := e.loop.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := e.loop.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, res.Status, "host-driven: one approval and done")
 	assert.Equal(t, 1, create.executions())
@@ -156,11 +156,11 @@ func TestHostApproval_ResumedOnce(t *testing.T) {
 	require.Equal(t, react.Suspended, res.Status)
 	snap := res.Snapshot
 
-	_, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), snap, react.Approve())
+	_, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), snap, react.Approve(ticketOf(t, e.loop, snap)))
 	require.NoError(t, err)
-	_, err = e.again(newScript(turn(finish("f")))).Resume(context.Background(), snap, react.Approve())
+	_, err = e.again(newScript(turn(finish("f")))).Resume(context.Background(), snap, react.Approve(ticketOf(t, e.loop, snap)))
 	require.ErrorIs(t, err, react.ErrAlreadyResumed)
-	_, err = e.again(newScript(turn(finish("f")))).Resume(context.Background(), snap, react.Answer("yes"))
+	_, err = e.again(newScript(turn(finish("f")))).Resume(context.Background(), snap, react.Answer(ticketOf(t, e.loop, snap), "yes"))
 	require.Error(t, err, "an answer does not fit an approval suspension")
 	assert.Equal(t, 1, create.executions())
 }

@@ -38,7 +38,6 @@ func reportOf(t *testing.T, res react.Result, callID string) react.CallReport {
 
 // toolEvents records the tool events an observer received.
 type toolEvents struct {
-	react.NopObserver
 	invoked, skipped []react.ToolEvent
 	ends             []react.EndEvent
 }
@@ -308,7 +307,7 @@ func TestLayers_RepeatJudgedByResult(t *testing.T) {
 	res := e.run(react.Node{Tools: []string{"balance"}}, "balance of A and B")
 	require.Equal(t, react.Suspended, res.Status)
 	m2 := newScript(turn(call("d", "balance", `{"acct":"B"}`)), turn(finish("f")))
-	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Answer("B again"))
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "B again"))
 	require.NoError(t, err)
 	got := map[string]react.BusinessStatus{}
 	for _, c := range res.Calls {
@@ -341,7 +340,7 @@ func TestLayers_EvidenceRepeatAndReuse(t *testing.T) {
 	res := e.run(node, "go")
 	require.Equal(t, react.Suspended, res.Status)
 	m2 := newScript(turn(call("w2", "create", `{"n":1}`)), turn(call("w3", "create", `{"n":1}`)), turn(call("c2", "list", `{"q":"y"}`)), turn(finish("f")))
-	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 
@@ -564,3 +563,8 @@ func TestStatusEnums(t *testing.T) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// Observe implements react.Observer through dispatch.
+func (x *toolEvents) Observe(ctx context.Context, e react.Event) context.Context {
+	return dispatch(ctx, e, x)
+}

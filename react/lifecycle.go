@@ -10,72 +10,7 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 )
 
-// The optional interfaces of an [Observer] that follow runs, model calls
-// and tool calls from their start to their end, so that an observer can
-// open a span (or a timer, a log scope, …) around each and hand the work
-// a context that carries it. An Observer implements any of them in
-// addition to its event methods; [New] checks which once, so observers
-// that implement none keep working unchanged and cost nothing. Each Start
-// method returns the context of the work it starts: ctx itself, or a
-// context derived from it. The loop passes that context to the work (the
-// model's Generate, the guard chain and the tool) and to the matching End
-// method, and ends every start exactly once: after success, failure,
-// cancellation, and while a panic of the Model or of a custom
-// [Config].Handler unwinds (Err is then [ErrPanicked] and the panic goes
-// on after the End method returns). [Observers] combines them: each Start
-// method receives the context the previous observer returned, and each
-// End method the context the last one returned, so an observer must find
-// its own values in the context by its own keys.
-
-// RunObserver is an optional interface of an [Observer] that follows each
-// call of [Loop.Run] and [Loop.Resume] that drives a run: Run with a
-// valid node, Resume once it claimed its snapshot (a refused snapshot,
-// decision or claim starts nothing). OnRunStart is called before anything
-// else of the run is reported; the context it returns is the context of
-// the whole call: every event of the run, every model and tool call, and
-// OnRunEnd, called once when the call returns.
-//
-// Carry is called when the run stops with a snapshot (suspended or
-// interrupted), with the run's context: the strings it returns are kept
-// inside the snapshot and handed back in [RunStartEvent].Carried when the
-// snapshot is resumed, in this process or another. This is how a tracer
-// links a resumed run to the span of the run it resumes. The loop keeps
-// at most [MaxCarried] entries, each with a key of 1 to [MaxCarriedKey]
-// bytes and a value of at most [MaxCarriedValue] bytes; entries past these
-// bounds are dropped (telemetry never fails a run). With several
-// observers, the maps are merged in order and a later observer's key
-// replaces an earlier one's, so keys should be specific (the W3C names
-// traceparent and tracestate are).
-type RunObserver interface {
-	OnRunStart(ctx context.Context, e RunStartEvent) context.Context
-	OnRunEnd(ctx context.Context, e RunEndEvent)
-	Carry(ctx context.Context) map[string]string
-}
-
-// ModelObserver is an optional interface of an [Observer] that follows
-// every model call: OnModelStart before Generate, OnModelEnd after it
-// returned, both on the goroutine that runs the loop.
-type ModelObserver interface {
-	OnModelStart(ctx context.Context, e ModelStartEvent) context.Context
-	OnModelEnd(ctx context.Context, e ModelEndEvent)
-}
-
-// ToolObserver is an optional interface of an [Observer] that follows
-// every tool call the loop processes, built-in and refused ones included:
-// OnToolStart before the call is checked and dispatched, OnToolEnd as soon
-// as its verdict is known (or the call was interrupted). Unlike the other
-// events, the calls of a batch of parallel reads (Node.ParallelReads) are
-// started and ended on the goroutines that run them, concurrently; their
-// OnToolInvoked events still come later, in call order. A call answered by
-// the user's decision on resume (approval, follow-up) is not started
-// again: its OnToolEnd came when it suspended.
-type ToolObserver interface {
-	OnToolStart(ctx context.Context, e ToolStartEvent) context.Context
-	OnToolEnd(ctx context.Context, e ToolEndEvent)
-}
-
-// The bounds of what observers may carry in a snapshot; see
-// [RunObserver].
+// The bounds of what observers may carry in a snapshot; see [Carrier].
 const (
 	MaxCarried      = 16
 	MaxCarriedKey   = 64
@@ -87,14 +22,23 @@ const (
 // recover the panic: it ends what it started and lets it go on.
 var ErrPanicked = errors.New("react: panic")
 
-// RunStartEvent describes a run that Run or Resume starts driving.
+// RunStartEvent details [EventRunStart]: a run that Run or Resume (or
+// their streaming forms) starts driving: Run with a valid node, Resume
+// once it claimed its snapshot (a refused snapshot, decision or claim
+// starts nothing).
 type RunStartEvent struct {
 	NodeEvent
 	// Round is the number of model turns the run had already taken: 0 for
 	// Run, the snapshot's count for Resume.
 	Round int
-	// Resumed reports a call of Resume.
+	// Resumed reports a call of Resume (or ResumeRun).
 	Resumed bool
+	// Decision is the kind of decision a resume applies (approve,
+	// decline, answer, continue); "" for Run.
+	Decision string
+	// DecidedBy is who made it ([Decision.DecidedBy]); "" when the host did
+	// not say. It names a person: keep it out of metric attributes.
+	DecidedBy string
 	// Model names the loop's model ([Describer]).
 	Model ModelInfo
 	// Carried is what the observers' Carry returned when the resumed
@@ -103,7 +47,7 @@ type RunStartEvent struct {
 	Carried map[string]string
 }
 
-// RunEndEvent describes how a call of Run or Resume ended.
+// RunEndEvent details [EventRunEnd]: how a call of Run or Resume ended.
 type RunEndEvent struct {
 	RoundEvent
 	// Status is the run's status: Finished, Failed, Suspended or
@@ -126,9 +70,13 @@ type RunEndEvent struct {
 	// Err is the error Run or Resume returns (an interruption, a store
 	// failure, a decision that could not be applied), or [ErrPanicked].
 	Err error
+	// Result is what Run or Resume returns with Err; nil while a panic
+	// unwinds. A host that streams the run reads it here.
+	Result *Result
 }
 
-// ModelStartEvent describes a model call about to be made.
+// ModelStartEvent details [EventModelStart]: a model call about to be
+// made.
 type ModelStartEvent struct {
 	// Round is the round the model's answer will open.
 	RoundEvent
@@ -139,7 +87,7 @@ type ModelStartEvent struct {
 	Request Request
 }
 
-// ModelEndEvent describes a model call that returned.
+// ModelEndEvent details [EventModelEnd]: a model call that returned.
 type ModelEndEvent struct {
 	ModelStartEvent
 	// Response is the model's answer; zero when Err is set. Read it, do
@@ -147,11 +95,21 @@ type ModelEndEvent struct {
 	Response Response
 	// Err is the model's error, or [ErrPanicked].
 	Err error
-	// Duration is the time Generate took, measured with Config.Now.
+	// Duration is the time the model call took, measured with
+	// Config.Now.
 	Duration time.Duration
+	// Streamed reports a call made through [StreamModel].
+	Streamed bool
+	// FirstChunk is the time from the call's start to its first chunk,
+	// measured with Config.Now: the time to the first token of a
+	// streamed answer. 0 when the call was not streamed or no chunk came.
+	FirstChunk time.Duration
 }
 
-// ToolStartEvent describes a tool call about to be checked and dispatched.
+// ToolStartEvent details [EventToolStart]: a tool call about to be checked
+// and dispatched. A call answered by the user's decision on resume
+// (approval, follow-up) is not started again: its EventToolEnd came when
+// it suspended.
 type ToolStartEvent struct {
 	RoundEvent
 	// CallID and Tool identify the call as the loop records it (a
@@ -165,13 +123,12 @@ type ToolStartEvent struct {
 	Args json.RawMessage
 }
 
-// ToolEndEvent describes a tool call whose verdict is known, or that was
-// interrupted.
+// ToolEndEvent details [EventToolEnd]: a tool call whose verdict is
+// known, or that was interrupted.
 type ToolEndEvent struct {
-	// ToolEvent is the event [Observer].OnToolInvoked receives for the
-	// call, with one difference: a result that counts as new evidence or
+	// ToolEvent is what [EventToolInvoked] reports for the call, with one difference: a result that counts as new evidence or
 	// as a repeat of earlier evidence has Layers.Business BusinessNone,
-	// since that is judged in call order, when OnToolInvoked comes. When
+	// since that is judged in call order, when EventToolInvoked comes. When
 	// Err is set only the call's identity is filled (Outcome and Code are
 	// 0).
 	ToolEvent
@@ -187,37 +144,6 @@ type ToolEndEvent struct {
 	Err error
 }
 
-// observers are the optional interfaces of a loop's observer, nil when it
-// implements none.
-type observers struct {
-	run   RunObserver
-	model ModelObserver
-	tool  ToolObserver
-}
-
-// optionalObservers returns the optional interfaces o implements. A
-// combination of [Observers] implements one only when a member does.
-func optionalObservers(o Observer) observers {
-	if m, ok := o.(*multiLife); ok {
-		var obs observers
-		if len(m.runs) > 0 {
-			obs.run = m
-		}
-		if len(m.models) > 0 {
-			obs.model = m
-		}
-		if len(m.tools) > 0 {
-			obs.tool = m
-		}
-		return obs
-	}
-	var obs observers
-	obs.run, _ = o.(RunObserver)
-	obs.model, _ = o.(ModelObserver)
-	obs.tool, _ = o.(ToolObserver)
-	return obs
-}
-
 // describe returns what m says about itself.
 func describe(m Model) ModelInfo {
 	if d, ok := m.(Describer); ok {
@@ -226,31 +152,33 @@ func describe(m Model) ModelInfo {
 	return ModelInfo{}
 }
 
-// beginRun reports the start of a call of Run (carried nil) or Resume and
+// beginRun reports the start of a call of Run (d nil) or Resume and
 // returns its context.
-func (r *run) beginRun(ctx context.Context, resumed bool, carried map[string]string) context.Context {
-	ro := r.l.obs.run
-	if ro == nil {
+func (r *run) beginRun(ctx context.Context, d *Decision, carried map[string]string) context.Context {
+	if !r.hears(EventRunStart) {
 		return ctx
 	}
 	if len(carried) == 0 {
 		carried = nil
 	}
-	return ro.OnRunStart(ctx, RunStartEvent{
+	e := &RunStartEvent{
 		NodeEvent: NodeEvent{Run: r.id, Node: r.node.Name},
-		Round:     r.round, Resumed: resumed, Model: r.l.info, Carried: carried,
-	})
+		Round:     r.round, Resumed: d != nil, Model: r.l.info, Carried: carried,
+	}
+	if d != nil {
+		e.Decision, e.DecidedBy = d.kind.String(), d.by
+	}
+	return r.emit(ctx, Event{Kind: EventRunStart, RoundEvent: RoundEvent{NodeEvent: e.NodeEvent, Round: r.round}, RunStart: e})
 }
 
 // endRun reports the end of a call of Run or Resume; it must be deferred
 // directly, so that it sees a panic unwinding (which it lets go on after
 // reporting it).
-func (r *run) endRun(ctx context.Context, err *error) {
-	ro := r.l.obs.run
-	if ro == nil {
+func (r *run) endRun(ctx context.Context, res *Result, err *error) {
+	if !r.hears(EventRunEnd) {
 		return
 	}
-	e := RunEndEvent{
+	e := &RunEndEvent{
 		RoundEvent: r.roundEvent(), Status: r.status, Failure: r.failure,
 		Stalls: r.stalls, Outputs: len(r.outputs), Goal: r.goal(), Err: *err,
 	}
@@ -260,23 +188,25 @@ func (r *run) endRun(ctx context.Context, err *error) {
 	}
 	if p := recover(); p != nil {
 		e.Status, e.Err = Interrupted, ErrPanicked
-		ro.OnRunEnd(ctx, e)
+		r.emit(ctx, Event{Kind: EventRunEnd, RoundEvent: e.RoundEvent, RunEnd: e})
 		panic(p)
 	}
 	if e.Status == 0 { // the resume of an interrupted run failed before it went on
 		e.Status = Interrupted
 	}
-	ro.OnRunEnd(ctx, e)
+	out := *res
+	e.Result = &out
+	r.emit(ctx, Event{Kind: EventRunEnd, RoundEvent: e.RoundEvent, RunEnd: e})
 }
 
-// carry returns what the run observers keep in the run's snapshot, within
-// the bounds of MaxCarried*; nil when there is nothing.
+// carry returns what the observers keep in the run's snapshot, within the
+// bounds of MaxCarried*; nil when there is nothing.
 func (r *run) carry(ctx context.Context) map[string]string {
-	ro := r.l.obs.run
-	if ro == nil {
+	c := r.l.carrier
+	if c == nil {
 		return nil
 	}
-	return boundCarried(ro.Carry(ctx))
+	return boundCarried(c.Carry(ctx))
 }
 
 // boundCarried returns the entries of m within the bounds, the smallest
@@ -308,57 +238,67 @@ func carriable(k, v string) bool {
 	return k != "" && len(k) <= MaxCarriedKey && len(v) <= MaxCarriedValue
 }
 
-// generate asks the model for the next turn, reporting the call to the
-// model observer.
+// generate asks the model for the next turn (see ask), reporting the call
+// as EventModelStart and EventModelEnd.
 func (r *run) generate(ctx context.Context, req Request) (Response, error) {
-	mo := r.l.obs.model
-	if mo == nil {
-		return r.l.model.Generate(ctx, req)
+	if !r.hears(EventModelStart) && !r.hears(EventModelEnd) {
+		resp, _, _, err := r.ask(ctx, req, time.Time{})
+		return resp, err
 	}
-	e := ModelStartEvent{RoundEvent: r.roundEvent(), Model: r.l.info, Request: req}
+	e := &ModelStartEvent{RoundEvent: r.roundEvent(), Model: r.l.info, Request: req}
 	e.Round++
-	mctx := mo.OnModelStart(ctx, e)
+	mctx := r.emit(ctx, Event{Kind: EventModelStart, RoundEvent: e.RoundEvent, ModelStart: e})
 	start := r.l.now()
 	returned := false
 	defer func() {
 		if !returned {
-			mo.OnModelEnd(mctx, ModelEndEvent{ModelStartEvent: e, Err: ErrPanicked, Duration: r.l.now().Sub(start)})
+			end := &ModelEndEvent{ModelStartEvent: *e, Err: ErrPanicked, Duration: r.l.now().Sub(start)}
+			r.emit(mctx, Event{Kind: EventModelEnd, RoundEvent: e.RoundEvent, ModelEnd: end})
 		}
 	}()
-	resp, err := r.l.model.Generate(mctx, req)
+	resp, first, streamed, err := r.ask(mctx, req, start)
 	returned = true
-	end := ModelEndEvent{ModelStartEvent: e, Err: err, Duration: r.l.now().Sub(start)}
+	end := &ModelEndEvent{ModelStartEvent: *e, Err: err, Duration: r.l.now().Sub(start), Streamed: streamed, FirstChunk: first}
 	if err == nil {
 		end.Response = resp
 	}
-	mo.OnModelEnd(mctx, end)
+	r.emit(mctx, Event{Kind: EventModelEnd, RoundEvent: e.RoundEvent, ModelEnd: end})
 	return resp, err
 }
 
 // dispatch produces the observation of call i of the wave into out (see
-// call), reporting the call to the tool observer.
-func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult) error {
-	to := r.l.obs.tool
-	if to == nil {
+// call), reporting the call as EventToolStart and EventToolEnd.
+func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult, batched bool) error {
+	if !r.hears(EventToolStart) && !r.hears(EventToolEnd) {
 		return r.call(ctx, c, i, out)
+	}
+	emit := r.emit
+	if batched && r.sink != nil {
+		// Concurrent with the other calls of the batch: the observer
+		// hears the events here, the stream once the batch returned.
+		emit = func(ctx context.Context, e Event) context.Context {
+			out.streamed = append(out.streamed, e)
+			return r.observe(ctx, e)
+		}
 	}
 	_, bad := r.wave.invalid[i]
 	builtin := !bad && r.runsBuiltin(c.Name)
-	tctx := to.OnToolStart(ctx, ToolStartEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: builtin, Args: c.Args})
+	re := r.roundEvent()
+	tctx := emit(ctx, Event{Kind: EventToolStart, RoundEvent: re, ToolStart: &ToolStartEvent{RoundEvent: re, CallID: c.ID, Tool: c.Name, Builtin: builtin, Args: c.Args}})
 	returned := false
 	defer func() {
 		if !returned {
-			to.OnToolEnd(tctx, ToolEndEvent{
-				ToolEvent: ToolEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: builtin, Position: i},
+			emit(tctx, Event{Kind: EventToolEnd, RoundEvent: re, ToolEnd: &ToolEndEvent{
+				ToolEvent: ToolEvent{RoundEvent: re, CallID: c.ID, Tool: c.Name, Builtin: builtin, Position: i},
 				Err:       ErrPanicked,
-			})
+			}})
 		}
 	}()
 	err := r.call(tctx, c, i, out)
 	returned = true
-	e := ToolEndEvent{Err: err}
+	e := &ToolEndEvent{Err: err}
 	if err != nil {
-		e.ToolEvent = ToolEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: builtin, Position: i}
+		e.ToolEvent = ToolEvent{RoundEvent: re, CallID: c.ID, Tool: c.Name, Builtin: builtin, Position: i}
 	} else {
 		e.ToolEvent = r.toolEvent(c, i, out.obs, out.dur, r.account(c, i, out, false))
 		e.Observation = out.obs
@@ -366,6 +306,32 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult) 
 			e.Suspends = out.eff.suspension.Kind
 		}
 	}
-	to.OnToolEnd(tctx, e)
+	emit(tctx, Event{Kind: EventToolEnd, RoundEvent: re, ToolEnd: e})
 	return err
 }
+
+// emit reports e to the run's observer when it wants e's kind, then to
+// the host's stream, and returns the context of what e starts (ctx for
+// other kinds).
+func (r *run) emit(ctx context.Context, e Event) context.Context {
+	ctx = r.observe(ctx, e)
+	if r.sink != nil {
+		r.sink.put(e)
+	}
+	return ctx
+}
+
+// observe reports e to the run's observer, when it wants e's kind.
+func (r *run) observe(ctx context.Context, e Event) context.Context {
+	if !r.wants.Has(e.Kind) {
+		return ctx
+	}
+	if c := r.observer.Observe(ctx, e); e.Kind.starts() && c != nil {
+		return c
+	}
+	return ctx
+}
+
+// hears reports whether an event of kind k is read by anyone, so that the
+// loop builds only the events somebody reads.
+func (r *run) hears(k EventKind) bool { return r.sink != nil || r.wants.Has(k) }

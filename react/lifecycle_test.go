@@ -26,7 +26,6 @@ type spanKey struct{ o *spans }
 // records each start and end as a line, checking that every end gets the
 // context its start returned.
 type spans struct {
-	react.NopObserver
 	name  string
 	carry map[string]string
 	mu    sync.Mutex
@@ -123,9 +122,8 @@ func (s *spans) get() []string {
 }
 
 var (
-	_ react.RunObserver   = (*spans)(nil)
-	_ react.ModelObserver = (*spans)(nil)
-	_ react.ToolObserver  = (*spans)(nil)
+	_ react.Observer = (*spans)(nil)
+	_ react.Carrier  = (*spans)(nil)
 )
 
 // described is a model that names itself.
@@ -199,7 +197,12 @@ func TestLifecycleRunModelAndTools(t *testing.T) {
 	assert.Equal(t, react.NodeEvent{Run: "run-1", Node: "sites"}, s.runs[0].NodeEvent)
 	assert.Nil(t, s.runs[0].Carried)
 	require.Len(t, s.ends, 1)
-	assert.Equal(t, react.RunEndEvent{RoundEvent: react.RoundEvent{NodeEvent: s.runs[0].NodeEvent, Round: 4}, Status: react.Finished, Goal: react.GoalUnverified}, s.ends[0])
+	end := s.ends[0]
+	require.NotNil(t, end.Result, "the run end carries the Result Run returned")
+	assert.Equal(t, res.Status, end.Result.Status)
+	assert.Equal(t, res.Transcript, end.Result.Transcript)
+	end.Result = nil
+	assert.Equal(t, react.RunEndEvent{RoundEvent: react.RoundEvent{NodeEvent: s.runs[0].NodeEvent, Round: 4}, Status: react.Finished, Goal: react.GoalUnverified}, end)
 
 	first := s.model[0]
 	assert.Equal(t, "script-1-2025", first.Response.Model, "the whole response reaches the observer")
@@ -333,7 +336,7 @@ func TestLifecycleCarryAcrossResume(t *testing.T) {
 	cfg.Model = newScript(turn(call("w2", "create_site", `{}`)), turn(finish("f")))
 	l2, err := react.New(cfg)
 	require.NoError(t, err)
-	res, err = l2.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err = l2.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	require.Len(t, s2.runs, 1)
@@ -370,7 +373,7 @@ func TestLifecycleCarryBound(t *testing.T) {
 	cfg.Observer, cfg.Model = s2, newScript(turn(finish("f")))
 	l2, err := react.New(cfg)
 	require.NoError(t, err)
-	_, err = l2.Resume(context.Background(), res.Snapshot, react.Answer("the blue one"))
+	_, err = l2.Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "the blue one"))
 	require.NoError(t, err)
 	require.Len(t, s2.runs, 1)
 	got := s2.runs[0].Carried
@@ -435,7 +438,7 @@ func TestLifecycleEndsOnErrors(t *testing.T) {
 		cfg.Observer = s
 		l, err := react.New(cfg)
 		require.NoError(t, err)
-		_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+		_, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, react.ErrDecision)
 		assert.Empty(t, s.get(), "refused before the claim, like a refused snapshot")
 	})
@@ -450,7 +453,7 @@ func TestLifecycleEndsOnErrors(t *testing.T) {
 		cfg.Observer, cfg.Guards = s, &guard.Options{} // another approvals store: the call is not pending there
 		l, err := react.New(cfg)
 		require.NoError(t, err)
-		res, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+		res, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, guard.ErrNotPending)
 		require.Equal(t, react.Suspended, res.Status)
 		require.Len(t, s.ends, 1, "the claimed resume started and ended")
@@ -511,35 +514,32 @@ func TestLifecycleEndsOnPanic(t *testing.T) {
 }
 
 // Observers passes contexts along its members and ends in reverse order;
-// a combination of plain observers implements no optional interface.
+// a combination without a Carrier is no Carrier.
 func TestObserversCombineLifecycles(t *testing.T) {
 	var rec recorder
-	plain := react.Observers(&rec, react.NopObserver{})
-	_, isRun := plain.(react.RunObserver)
-	_, isModel := plain.(react.ModelObserver)
-	_, isTool := plain.(react.ToolObserver)
-	assert.False(t, isRun || isModel || isTool, "plain observers stay plain")
+	plain := react.Observers(&rec, react.DiscardObserver)
+	_, carries := plain.(react.Carrier)
+	assert.False(t, carries, "plain observers carry nothing")
 
 	var order []string
 	a := &spans{name: "a", order: &order, carry: map[string]string{"k": "a", "x": "a"}}
 	b := &spans{name: "b", order: &order, carry: map[string]string{"k": "b"}}
 	o := react.Observers(a, &rec, react.Observers(b))
-	ro, ok := o.(react.RunObserver)
+	ro, ok := o.(react.Carrier)
 	require.True(t, ok)
-	ctx := ro.OnRunStart(context.Background(), react.RunStartEvent{})
+	ctx := o.Observe(context.Background(), react.Event{Kind: react.EventRunStart, RunStart: &react.RunStartEvent{}})
 	assert.Equal(t, "run", ctx.Value(spanKey{a}))
 	assert.Equal(t, "run", ctx.Value(spanKey{b}), "b got a's context and added its own value")
 	assert.Equal(t, map[string]string{"k": "b", "x": "a"}, ro.Carry(ctx), "later observers win")
-	ro.OnRunEnd(ctx, react.RunEndEvent{Status: react.Finished})
+	o.Observe(ctx, react.Event{Kind: react.EventRunEnd, RunEnd: &react.RunEndEvent{Status: react.Finished}})
 	assert.Empty(t, a.bad)
 	assert.Empty(t, b.bad)
 
-	mo := o.(react.ModelObserver)
-	mctx := mo.OnModelStart(ctx, react.ModelStartEvent{RoundEvent: react.RoundEvent{Round: 1}})
-	mo.OnModelEnd(mctx, react.ModelEndEvent{ModelStartEvent: react.ModelStartEvent{RoundEvent: react.RoundEvent{Round: 1}}})
-	to := o.(react.ToolObserver)
-	tctx := to.OnToolStart(ctx, react.ToolStartEvent{CallID: "c"})
-	to.OnToolEnd(tctx, react.ToolEndEvent{ToolEvent: react.ToolEvent{CallID: "c"}})
+	mstart := react.ModelStartEvent{RoundEvent: react.RoundEvent{Round: 1}}
+	mctx := o.Observe(ctx, react.Event{Kind: react.EventModelStart, ModelStart: &mstart})
+	o.Observe(mctx, react.Event{Kind: react.EventModelEnd, ModelEnd: &react.ModelEndEvent{ModelStartEvent: mstart}})
+	tctx := o.Observe(ctx, react.Event{Kind: react.EventToolStart, ToolStart: &react.ToolStartEvent{CallID: "c"}})
+	o.Observe(tctx, react.Event{Kind: react.EventToolEnd, ToolEnd: &react.ToolEndEvent{ToolEvent: react.ToolEvent{CallID: "c"}}})
 	assert.Empty(t, a.bad)
 	assert.Empty(t, b.bad)
 	assert.Equal(t, []string{
@@ -550,4 +550,9 @@ func TestObserversCombineLifecycles(t *testing.T) {
 		"a: tool start c  builtin=false", "b: tool start c  builtin=false",
 		"b: tool end c OUTCOME(0) err=<nil>", "a: tool end c OUTCOME(0) err=<nil>",
 	}, order, "starts in order, ends in reverse order")
+}
+
+// Observe implements react.Observer through dispatch.
+func (x *spans) Observe(ctx context.Context, e react.Event) context.Context {
+	return dispatch(ctx, e, x)
 }

@@ -2,6 +2,7 @@ package react
 
 import (
 	"context"
+	"crypto/hmac"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,11 +12,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/pending"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/runstore"
@@ -77,10 +80,13 @@ type Config struct {
 	// call id under which the full payload is recorded. 0 means
 	// [DefaultMaxResultBytes]; a negative value means no bound.
 	MaxResultBytes int
-	// NewRunID returns the id of a new run; nil means a random UUID. It
-	// must return a non-empty id that is unique among the runs sharing the
-	// stores.
-	NewRunID func() string
+	// NewRunID returns the id of a new run, given the context of the Run
+	// that starts it (a host may derive the id from the request it
+	// serves); nil means a random UUID. It must return an id that is
+	// unique among the runs sharing the stores: Run refuses an id that is
+	// empty, not valid UTF-8, or longer than [MaxRunID] bytes
+	// ([ErrInvalidRunID]).
+	NewRunID func(ctx context.Context) string
 	// Now is the clock of durations in events; nil means time.Now. It must
 	// be safe for concurrent use when nodes run reads in parallel.
 	Now func() time.Time
@@ -96,9 +102,17 @@ type Config struct {
 	// [ErrSnapshotKey]). New copies the keys.
 	SnapshotKeys [][]byte
 	// SnapshotMaxAge refuses snapshots sealed longer ago, measured with Now
-	// ([ErrSnapshotExpired]); 0 means no limit. A host whose claim store
-	// prunes old claims sets it to at most that retention.
+	// to the clock's resolution ([ErrSnapshotExpired]); 0 means no limit,
+	// and New refuses a negative value. A host whose claim store prunes
+	// old claims sets it to at most that retention.
 	SnapshotMaxAge time.Duration
+	// MaxSnapshotBytes refuses a snapshot larger than this many bytes
+	// before reading any of it ([ErrSnapshotTooLarge]), so that a forged
+	// or bloated snapshot costs no authentication or decoding work; 0
+	// means [DefaultMaxSnapshotBytes], a negative value no bound. The loop
+	// never seals a snapshot larger than the bound: a run whose state
+	// outgrows it is interrupted with ErrSnapshotTooLarge instead.
+	MaxSnapshotBytes int
 	// Claims records which snapshots were resumed, so that each is resumed
 	// once ([ErrAlreadyResumed]), and settles each claim when its resume
 	// stops. Nil means one in-memory claim store shared by every Loop of
@@ -108,14 +122,25 @@ type Config struct {
 	// died before it settled to the next resume of that snapshot.
 	Claims runstore.Claims
 	// Runs, when set, keeps the latest snapshot of every stopped run, for an
-	// approvals inbox ([runstore.Store.List]) and for [Loop.ResumeRun]:
-	// before Run or Resume returns a Suspended or Interrupted result, the
-	// loop saves its snapshot with what the inbox shows (node, kind, the
-	// gated write or the question, the stop time from Now); when a run
-	// finishes or fails, it deletes the run's record. A store failure is
-	// returned as the error, with the result and its snapshot intact. Nil
-	// keeps nothing: the host stores Result.Snapshot itself.
+	// approvals inbox ([Loop.ListPending], [Loop.Pending]) and for
+	// [Loop.ResumeRun]: before Run or Resume returns a Suspended or
+	// Interrupted result, the loop saves its snapshot with the columns an
+	// inbox selects by (owner, node, kind, the stop time from Now); when a
+	// run finishes or fails, it deletes the run's record. A store failure
+	// is returned as the error, with the result and its snapshot intact; a
+	// failed delete is also remembered and tried again at this Loop's next
+	// call (see [Loop.Pending] for how a run that ended is told apart in
+	// the meantime). Nil keeps nothing: the host stores Result.Snapshot
+	// itself.
 	Runs runstore.Store
+	// Audit records every decision a person makes on a suspension (who
+	// approved, declined or answered what, when), before the loop applies
+	// it, and answers a decision delivered twice ([DecidedError]). Nil
+	// means one in-memory audit shared by every Loop of the process (like
+	// the default Claims); replicas and restarts need a durable store
+	// (stores/postgres, stores/sqlite), whose audit also survives the
+	// process. Read it with [Loop.History].
+	Audit runstore.Audit
 	// KeepRunState keeps a run's evidence and approvals in the stores after
 	// the run finished or failed. By default the loop calls Forget(run) on
 	// every store of Guards that has such a method (the in-memory stores
@@ -140,28 +165,42 @@ type Loop struct {
 	approvals guard.Approvals
 	ledger    evidence.Ledger
 	observer  Observer
-	obs       observers // the optional interfaces of observer
+	wants     EventSet  // the kinds observer receives
+	carrier   Carrier   // observer, when it carries strings in snapshots
 	info      ModelInfo // what the model says about itself
 	maxResult int
-	newID     func() string
+	newID     func(context.Context) string
 	now       func() time.Time
 	logOnly   *LogObserver // the observer, when it is a LogObserver alone
 	keepState bool
 	keys      []sealKey // keys[0] seals
 	maxAge    time.Duration
+	maxSnap   int // 0: no bound
 	claims    runstore.Claims
 	runs      runstore.Store
-	cache     *evidence.Cache           // nil unless the default chain reads a ledger kept outside the process
-	schemas   sync.Map                  // *tool.Tool → schemaEntry
-	plan      atomic.Pointer[plan]      // the plan of the last node run
-	sys       atomic.Pointer[sysPrompt] // the system prompt of the last node run without required outputs
+	audit     runstore.Audit
+	keptUpTo  int // payloads up to this many bytes are kept in full by the evidence guard; -1: all, 0: unknown
+	// releases and deletes are the claim releases and run deletions whose
+	// store call failed, tried again at the start of this Loop's next
+	// call (see retryPending).
+	releases pending.Map[[2]string, struct{}]
+	deletes  pending.Map[string, struct{}]
+	streamer StreamModel               // the model, when it streams
+	cache    *evidence.Cache           // nil unless the default chain reads a ledger kept outside the process
+	schemas  sync.Map                  // *tool.Tool → schemaEntry
+	plan     atomic.Pointer[plan]      // the plan of the last node run
+	sys      atomic.Pointer[sysPrompt] // the system prompt of the last node run without required outputs
 	// builtinSpecs are the built-in tools' specs, without and with
 	// builtin_output_set, rendered once in the loop's language.
 	builtinSpecs [2][]ToolSpec
 }
 
-// processClaims are the claims of loops configured without Claims.
-var processClaims = runstore.NewMemoryClaims()
+// processClaims and processAudit are the claims and the audit of loops
+// configured without them.
+var (
+	processClaims = runstore.NewMemoryClaims()
+	processAudit  = runstore.NewMemoryAudit()
+)
 
 // forgetter is implemented by stores that can drop a run's state.
 type forgetter interface{ Forget(run string) }
@@ -214,15 +253,17 @@ func New(cfg Config) (*Loop, error) {
 	if l.observer == nil {
 		l.observer = NewLogObserver(cfg.Logger)
 	}
-	l.obs, l.info = optionalObservers(l.observer), describe(cfg.Model)
-	if lo, ok := l.observer.(*LogObserver); ok && l.obs.tool == nil {
+	l.wants, l.info = wantsOf(l.observer), describe(cfg.Model)
+	l.streamer, _ = cfg.Model.(StreamModel)
+	l.carrier, _ = l.observer.(Carrier)
+	if lo, ok := l.observer.(*LogObserver); ok {
 		l.logOnly = lo
 	}
 	if l.maxResult == 0 {
 		l.maxResult = DefaultMaxResultBytes
 	}
 	if l.newID == nil {
-		l.newID = uuid.NewString
+		l.newID = func(context.Context) string { return uuid.NewString() }
 	}
 	if l.now == nil {
 		l.now = time.Now
@@ -231,9 +272,21 @@ func New(cfg Config) (*Loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.keys, l.maxAge, l.claims, l.runs = keys, cfg.SnapshotMaxAge, cfg.Claims, cfg.Runs
+	if cfg.SnapshotMaxAge < 0 {
+		return nil, fmt.Errorf("react: Config.SnapshotMaxAge is %v; use 0 for no limit", cfg.SnapshotMaxAge)
+	}
+	l.keys, l.maxAge, l.claims, l.runs, l.audit = keys, cfg.SnapshotMaxAge, cfg.Claims, cfg.Runs, cfg.Audit
+	switch {
+	case cfg.MaxSnapshotBytes == 0:
+		l.maxSnap = DefaultMaxSnapshotBytes
+	case cfg.MaxSnapshotBytes > 0:
+		l.maxSnap = cfg.MaxSnapshotBytes
+	}
 	if l.claims == nil {
 		l.claims = processClaims
+	}
+	if l.audit == nil {
+		l.audit = processAudit
 	}
 	var g guard.Options // a copy: New never writes into cfg.Guards
 	if cfg.Guards != nil {
@@ -258,6 +311,16 @@ func New(cfg Config) (*Loop, error) {
 	}
 	interceptors := guard.Default(&g)
 	l.approvals, l.ledger = g.Approvals, g.Ledger
+	if l.handler == nil {
+		switch {
+		case g.Offload != nil || g.MaxPayload < 0:
+			l.keptUpTo = -1
+		case g.MaxPayload == 0:
+			l.keptUpTo = guard.DefaultMaxPayload
+		default:
+			l.keptUpTo = g.MaxPayload
+		}
+	}
 	l.builtins = invoker.New(&invoker.Options{Catalog: l.cat, Logger: cfg.Logger})
 	if l.handler == nil {
 		l.handler = invoker.Chain(l.builtins, interceptors...)
@@ -265,33 +328,68 @@ func New(cfg Config) (*Loop, error) {
 	return l, nil
 }
 
+// MaxRunID bounds the length in bytes of a run id (see
+// [Config].NewRunID).
+const MaxRunID = 256
+
+// ErrInvalidRunID is wrapped by the error of [Loop.Run] when
+// Config.NewRunID returned an id that is empty, not valid UTF-8 or longer
+// than [MaxRunID] bytes: such an id could not be stored, resumed or
+// approved everywhere. Nothing runs.
+var ErrInvalidRunID = errors.New("react: invalid run id")
+
+// checkRunID reports whether id can be a run's id.
+func checkRunID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty", ErrInvalidRunID)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w %q: not valid UTF-8", ErrInvalidRunID, id)
+	case len(id) > MaxRunID:
+		return fmt.Errorf("%w: %d bytes; at most %d", ErrInvalidRunID, len(id), MaxRunID)
+	}
+	return nil
+}
+
 // Run starts a run of node with the user's words userInput and drives it
-// until it finishes, fails, suspends, or is interrupted. An invalid node
-// is an error wrapping [ErrInvalidNode], with an empty result. An
-// interruption (ctx cancelled, the model or a store failed) returns the
-// error together with an [Interrupted] result whose Snapshot resumes the
-// run with [Continue]. Otherwise the error is nil and the result's Status
-// says how the run ended. A nil ctx is refused with [ErrNilContext]
-// before anything runs (Resume and ResumeRun do the same).
-func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, err error) {
+// until it finishes, fails, suspends, or is interrupted. The run belongs
+// to the owner named with [WithOwner] (the zero Owner without it). An
+// invalid node is an error wrapping [ErrInvalidNode], an invalid run id
+// one wrapping [ErrInvalidRunID], with an empty result. An interruption
+// (ctx cancelled, the model or a store failed) returns the error together
+// with an [Interrupted] result whose Snapshot resumes the run with
+// [Continue]. Otherwise the error is nil and the result's Status says how
+// the run ended. A nil ctx is refused with [ErrNilContext] before
+// anything runs (Resume and ResumeRun do the same).
+func (l *Loop) Run(ctx context.Context, node Node, userInput string, opts ...RunOption) (Result, error) {
+	return l.run(ctx, node, userInput, applyOptions(opts), nil)
+}
+
+// run drives a run for Run and RunStream; s is the stream's sink, nil for
+// Run.
+func (l *Loop) run(ctx context.Context, node Node, userInput string, o runOptions, s *sink) (res Result, err error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Run)", ErrNilContext)
 	}
-	id := l.newID()
-	if id == "" {
-		return Result{}, errors.New("react: Config.NewRunID returned an empty id")
+	if err := o.owner.Check(); err != nil {
+		return Result{}, fmt.Errorf("react: WithOwner: %w", err)
+	}
+	l.retryPending(ctx)
+	id := l.newID(ctx)
+	if err := checkRunID(id); err != nil {
+		return Result{}, fmt.Errorf("%w (from Config.NewRunID)", err)
 	}
 	r, err := l.newRun(id, node)
 	if err != nil {
 		return Result{}, err
 	}
+	r.owner, r.sink = o.owner, s
 	if l.cache != nil {
 		l.cache.Release(id)
 		defer l.cache.Release(id)
 	}
-	ctx = r.beginRun(ctx, false, nil)
-	defer r.endRun(ctx, &err)
-	r.observer.OnNodeStarted(ctx, NodeEvent{Run: r.id, Node: r.node.Name})
+	ctx = r.beginRun(ctx, nil, nil)
+	defer r.endRun(ctx, &res, &err)
 	userInput = validText(userInput)
 	r.appendMsg(Message{Role: RoleUser, Content: userInput})
 	r.userTexts = append(r.userTexts, userInput)
@@ -304,23 +402,45 @@ func (l *Loop) Run(ctx context.Context, node Node, userInput string) (_ Result, 
 // ErrDecision is wrapped by the error [Loop.Resume] returns when the
 // decision does not fit what the snapshot waits for (an answer for an
 // approval, an empty answer, a zero Decision, anything but Continue for an
-// interrupted run).
+// interrupted run, a decider that is not valid UTF-8 or too long).
 var ErrDecision = errors.New("react: decision does not fit the snapshot")
 
-// Resume continues a run from its snapshot (see [Result].Snapshot) with
-// the user's decision: [Approve] or [Decline] for an approval suspension,
-// [Answer] for a follow-up, [Continue] for an interrupted run. The node is
-// the one in the snapshot; its catalog tools must be in this loop's
-// catalog.
+// Resume continues a run from its snapshot (see [Result].Snapshot) with a
+// person's decision: [Approve] or [Decline] for an approval suspension,
+// [Answer] for a follow-up, each carrying the ticket of the suspension it
+// answers ([Suspension].Ticket), or [Continue] for an interrupted run. The
+// caller acts as the owner named with [WithOwner], which must cover the
+// run's ([ErrNotOwner]). The node is the one in the snapshot; its catalog
+// tools must be in this loop's catalog.
 //
-// Resume first opens the snapshot: one that is not this package's, was
-// sealed under a key this loop does not hold, was changed after it was
-// sealed, is too old, or does not fit the loop's catalog is refused with an
-// error wrapping [ErrSnapshot]; a decision that does not fit, with
-// [ErrDecision]. It then claims the snapshot in Config.Claims: a snapshot
-// resumed before, in any loop sharing the claims, is refused with
-// [ErrAlreadyResumed]. None of these refusals executes anything or
-// changes any store.
+// Resume first opens the snapshot: one larger than Config.MaxSnapshotBytes,
+// not this package's, sealed under a key this loop does not hold, changed
+// after it was sealed, too old, or that does not fit the loop's catalog is
+// refused with an error wrapping [ErrSnapshot]. It then checks the owner,
+// the ticket and the decision: a ticket of another run, or of a
+// suspension of this run that is not the one it waits for and was never
+// decided, is refused with [ErrTicket]; a ticket of a suspension that was
+// decided before gets a [DecidedError] (wrapping [ErrAlreadyResumed]); a
+// decision that does not fit, [ErrDecision]. It then claims the snapshot
+// in Config.Claims: a snapshot resumed before, in any loop sharing the
+// claims, is refused with an error wrapping [ErrAlreadyResumed] (a
+// [DecidedError] once the audit holds the decision). None of these
+// refusals executes anything or changes any store.
+//
+// So a decision delivered twice — a double click, a retried request, a
+// duplicate on another replica — always gets [ErrAlreadyResumed], whether
+// it arrives while the first is running, after the run stopped again
+// (even for another write: the old ticket names the old suspension), or
+// after the run ended, through Resume or ResumeRun; it never applies to
+// anything the person was not shown.
+//
+// With the claim taken, Resume records the decision in Config.Audit
+// (run, suspension, call, fingerprint, kind, who from
+// [Decision.DecidedBy], when, the reason) before it applies it. When a
+// decision on the same suspension was recorded before (by a resume that
+// died, or one that could not apply it), the same kind of decision is
+// applied again and another kind is refused with [DecidedError]: the
+// first recorded decision is the suspension's.
 //
 // A snapshot whose resume died (its process was killed) after it applied
 // the decision and before the run stopped again is not refused when the
@@ -330,7 +450,12 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // more, so the approved write runs at most once: if the dead resume had
 // started it, the write ledger has it running or uncertain
 // (WRITE_PENDING_VERIFY, or its result reused through the tool's Verify);
-// if not, the approval it left unused lets it run once.
+// if not, the approval it left unused lets it run once. A resume that
+// panics (the model, a host interceptor or observer) gives its claim back
+// before the panic leaves Resume, so that the next resume, in this
+// process too, applies the decision again; a claim release or a run
+// deletion whose store call failed is remembered and tried again at this
+// Loop's next call, so no approval waits for a process to exit.
 //
 // An approval is granted only to the call the run's Approvals store
 // recorded as gated, with the same fingerprint ([guard.Approvals.Approve]);
@@ -343,10 +468,22 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // returns, whatever the result (finished, failed, suspended again,
 // interrupted), with a context that is not cancelled with ctx; a settled
 // snapshot is never resumed again, and an error settling it is joined into
-// the returned error (the result is intact). Resuming needs the stores the
+// the returned error (the result is intact). With claims that hold under
+// a lease ([runstore.LeasedClaims]: stores/postgres) the resume runs under
+// the claim's lease and stops when it is lost; if another process took the
+// claim over meanwhile, nothing this resume did counts and it returns an
+// error wrapping [runstore.ErrLeaseLost] with the snapshot it resumed and
+// that snapshot's status (resuming it again answers [ErrAlreadyResumed]
+// while the other resume holds it). Resuming needs the stores the
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
-func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Result, err error) {
+func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision, opts ...RunOption) (Result, error) {
+	return l.resumeBytes(ctx, snapshot, d, applyOptions(opts), nil)
+}
+
+// resumeBytes opens snapshot and resumes it, for Resume and ResumeStream;
+// sk is the stream's sink, nil without a stream.
+func (l *Loop) resumeBytes(ctx context.Context, snapshot []byte, d Decision, o runOptions, sk *sink) (Result, error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (Resume)", ErrNilContext)
 	}
@@ -354,19 +491,61 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	if err != nil {
 		return Result{}, err
 	}
+	return l.resume(ctx, snapshot, s, d, o, sk)
+}
+
+// resume resumes the opened snapshot s (whose bytes are snapshot).
+// sk is the stream's sink, nil without a stream.
+func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Decision, o runOptions, sk *sink) (res Result, err error) {
+	if !o.owner.Covers(s.Owner) {
+		return Result{}, fmt.Errorf("%w: run %s is %s's, the caller acts as %s", ErrNotOwner, s.Run, s.Owner, o.owner)
+	}
+	if err := checkDecider(d); err != nil {
+		return Result{}, err
+	}
 	r, err := l.restore(s)
 	if err != nil {
 		return Result{}, err
 	}
+	r.sink = sk
+	if d.kind.audited() != 0 {
+		if err := l.checkTicket(ctx, s, d); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := s.fits(d); err != nil {
 		return Result{}, err
 	}
-	claimed, err := l.claims.Claim(ctx, s.Run, s.ID)
+	l.retryPending(ctx)
+	var rec *runstore.Decision // a person's decision, as the audit records it
+	if s.Status == Suspended {
+		rec = l.decisionRecord(s, d)
+	}
+	claimed, applied, err := l.claim(ctx, s, d, rec)
+	var refused error // the decision, refused in the claim's operation: nothing was claimed
+	switch {
+	case errors.Is(err, guard.ErrNotPending):
+		refused, claimed, err = err, true, nil
+	case errors.Is(err, runstore.ErrDecidedOtherwise):
+		// Another kind of decision was recorded on this suspension first:
+		// nothing was claimed or applied.
+		return Result{}, l.alreadyResumed(ctx, s.Run, s.ID)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("react: resume claim: %w", err)
 	}
 	if !claimed {
-		return Result{}, fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, s.ID, s.Run)
+		return Result{}, l.alreadyResumed(ctx, s.Run, s.ID)
+	}
+	var caller, lease context.Context // with a leased claim: ctx as given, and under the lease
+	if h, ok := l.claims.(runstore.LeasedClaims); ok && refused == nil {
+		// The resume runs under the claim's lease: it stops when the lease
+		// is lost, before another process may take the claim over.
+		var release context.CancelFunc
+		caller = ctx
+		ctx, release = h.Hold(ctx, s.Run, s.ID)
+		lease = ctx
+		defer release()
 	}
 	if l.cache != nil {
 		// This resume drives the run now: whatever an earlier driver (in
@@ -375,23 +554,54 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 		l.cache.Release(s.Run)
 		defer l.cache.Release(s.Run)
 	}
-	ctx = r.beginRun(ctx, true, s.Carry)
-	defer r.endRun(ctx, &err)
+	r.roundOpen = r.wave != nil
+	ctx = r.beginRun(ctx, &d, s.Carry)
+	defer r.endRun(ctx, &res, &err)
+	held := true // the claim is taken and neither released nor settled
+	defer func() {
+		// A panic (the model, a host interceptor or observer) must not
+		// leave the claim taken for as long as this process lives: it is
+		// given back, so that the next resume applies the same decision
+		// again (the stores answer it without a second grant).
+		if held {
+			if p := recover(); p != nil {
+				_ = l.release(context.WithoutCancel(ctx), s.Run, s.ID) // a failure is remembered and retried
+				panic(p)
+			}
+		}
+	}()
 	// Until the decision is applied nothing has changed, so a failure
 	// gives the claim back and returns the same snapshot.
 	unchanged := func(err error) (Result, error) {
-		if rerr := l.claims.Release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
+		held = false
+		if refused != nil {
+			// Nothing was claimed: nothing to release.
+		} else if rerr := l.release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("react: release resume claim: %w", rerr))
 		}
 		res := r.result()
 		res.Status, res.Snapshot = s.Status, append([]byte(nil), snapshot...)
+		if res.Suspension != nil {
+			res.Suspension.Ticket = s.key.ticket(s)
+		}
 		return res, err
+	}
+	if refused != nil {
+		return unchanged(fmt.Errorf("react: approvals: %w", refused))
+	}
+	if err := ctx.Err(); err != nil && !applied { // cancelled, or the stream's host stopped reading
+		return unchanged(err)
 	}
 	if err := l.importEvidence(ctx, s); err != nil {
 		return unchanged(err)
 	}
 	if s.Status == Suspended {
-		if err := r.decide(ctx, d); err != nil {
+		if !applied { // a ClaimDecider recorded it with the claim
+			if err := l.recordDecision(ctx, rec); err != nil {
+				return unchanged(err)
+			}
+		}
+		if err := r.decide(ctx, d, applied); err != nil {
 			return unchanged(err)
 		}
 	}
@@ -400,11 +610,124 @@ func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision) (_ Resul
 	// after the result was kept in Config.Runs, so that a process killed in
 	// between leaves the claim taken (a durable store lets the next resume
 	// take it over), never settled with the run's latest state lost.
-	res, err := r.loop(ctx)
+	res, err = r.loop(ctx)
+	held = false
+	if err != nil && lease != nil && lease.Err() != nil && caller.Err() == nil {
+		err = fmt.Errorf("%w: %w", context.Cause(lease), err) // stopped by the lease, not the caller
+	}
 	if serr := l.claims.Settle(context.WithoutCancel(ctx), s.Run, s.ID); serr != nil {
 		err = errors.Join(err, fmt.Errorf("react: settle resume claim: %w", serr))
+		if errors.Is(serr, runstore.ErrLeaseLost) {
+			// The claim was taken over after this resume lost its lease:
+			// what it did since is not the run's (its records were
+			// refused), so it answers with the snapshot it resumed.
+			if again, rerr := l.restore(s); rerr == nil {
+				res = again.result()
+			}
+			res.Status, res.Snapshot = s.Status, append([]byte(nil), snapshot...)
+		}
 	}
 	return res, err
+}
+
+// checkDecider refuses a decider id that no store could keep.
+func checkDecider(d Decision) error {
+	switch {
+	case d.kind == 0:
+		return fmt.Errorf("%w: the zero Decision; build one with Approve, Decline, Answer or Continue", ErrDecision)
+	case !utf8.ValidString(d.by):
+		return fmt.Errorf("%w: DecidedBy is not valid UTF-8", ErrDecision)
+	case len(d.by) > MaxDecider:
+		return fmt.Errorf("%w: DecidedBy has %d bytes; at most %d", ErrDecision, len(d.by), MaxDecider)
+	}
+	return nil
+}
+
+// checkTicket reports whether d's ticket names the suspension s waits
+// for; see [ErrTicket] and [DecidedError].
+func (l *Loop) checkTicket(ctx context.Context, s *snapState, d Decision) error {
+	id, mac, ok := ticketSnapshot(d.ticket)
+	if !ok {
+		if d.ticket == "" {
+			return fmt.Errorf("%w: the decision has no ticket; pass Suspension.Ticket of the suspension the person decided on", ErrTicket)
+		}
+		return fmt.Errorf("%w: the decision's ticket is not one (%d bytes)", ErrTicket, len(d.ticket))
+	}
+	if id == s.ID {
+		if s.Suspension == nil || !hmac.Equal(mac, s.key.ticketMAC(s)) {
+			return fmt.Errorf("%w: it does not match suspension %s of run %s", ErrTicket, s.ID, s.Run)
+		}
+		return nil
+	}
+	rec, decided, err := l.audit.Decided(ctx, s.Run, id)
+	if err != nil {
+		return fmt.Errorf("react: audit: %w", err)
+	}
+	if decided {
+		return &DecidedError{Decided: rec}
+	}
+	return fmt.Errorf("%w: it names suspension %s, which run %s does not wait on (it waits on %s)", ErrTicket, id, s.Run, s.ID)
+}
+
+// alreadyResumed is the error for a snapshot whose claim is taken or
+// settled: a DecidedError when the audit holds the decision.
+func (l *Loop) alreadyResumed(ctx context.Context, run, id string) error {
+	if rec, ok, err := l.audit.Decided(ctx, run, id); err == nil && ok {
+		return &DecidedError{Decided: rec}
+	}
+	return fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, id, run)
+}
+
+// decisionRecord is the audit record of a person's decision d on the
+// suspension s waits for; nil for Continue.
+func (l *Loop) decisionRecord(s *snapState, d Decision) *runstore.Decision {
+	if d.kind.audited() == 0 || s.Suspension == nil {
+		return nil
+	}
+	rec := &runstore.Decision{
+		Run: s.Run, Suspension: s.ID, Kind: d.kind.audited(), CallID: s.Suspension.CallID,
+		Owner: s.Owner, By: d.by, At: l.now(), Reason: validText(strings.TrimSpace(d.text)),
+	}
+	if p := s.Suspension.Approval; p != nil {
+		rec.CallID, rec.Tool, rec.Fingerprint = p.CallID, p.Tool, p.Fingerprint
+	}
+	return rec
+}
+
+// recordDecision records a person's decision before it is applied; a
+// different decision recorded before wins.
+func (l *Loop) recordDecision(ctx context.Context, rec *runstore.Decision) error {
+	if rec == nil {
+		return nil
+	}
+	kept, appended, err := l.audit.Record(ctx, *rec)
+	if err != nil {
+		return fmt.Errorf("react: audit: %w", err)
+	}
+	if !appended && kept.Kind != rec.Kind {
+		return &DecidedError{Decided: kept}
+	}
+	return nil
+}
+
+// release gives a claim back; a failed release is remembered and tried
+// again at this Loop's next call.
+func (l *Loop) release(ctx context.Context, run, id string) error {
+	if err := l.claims.Release(ctx, run, id); err != nil {
+		l.releases.Put([2]string{run, id}, struct{}{})
+		return err
+	}
+	return nil
+}
+
+// retryPending tries again the claim releases and run deletions that
+// failed, with a context that is not cancelled with ctx.
+func (l *Loop) retryPending(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	l.releases.Retry(func(k [2]string, _ struct{}) error { return l.claims.Release(ctx, k[0], k[1]) })
+	if l.runs != nil {
+		l.deletes.Retry(func(id string, _ struct{}) error { return l.runs.Delete(ctx, id) })
+	}
 }
 
 // Errors of [Loop.ResumeRun].
@@ -417,24 +740,47 @@ var (
 )
 
 // ResumeRun resumes the stopped run id from the snapshot Config.Runs holds
-// for it, with the user's decision, as [Loop.Resume] does; it returns
-// [ErrNoRunStore] without a run store and an error wrapping
-// [ErrRunNotFound] when the store holds no such run.
-func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision) (Result, error) {
+// for it, with the person's decision, as [Loop.Resume] does. It returns
+// [ErrNoRunStore] without a run store; an error wrapping [ErrSnapshotRun]
+// when the store holds, under id, a snapshot of another run (nothing is
+// resumed); and, when the store holds no such run, a [DecidedError] if the
+// decision's ticket names a suspension of run id that was decided (the run
+// went on and ended: a decision delivered twice) and an error wrapping
+// [ErrRunNotFound] otherwise.
+func (l *Loop) ResumeRun(ctx context.Context, id string, d Decision, opts ...RunOption) (Result, error) {
+	return l.resumeRun(ctx, id, d, applyOptions(opts), nil)
+}
+
+// resumeRun drives ResumeRun and ResumeRunStream; sk is the stream's sink,
+// nil without a stream.
+func (l *Loop) resumeRun(ctx context.Context, id string, d Decision, o runOptions, sk *sink) (Result, error) {
 	if ctx == nil {
 		return Result{}, fmt.Errorf("%w (ResumeRun)", ErrNilContext)
 	}
 	if l.runs == nil {
 		return Result{}, ErrNoRunStore
 	}
+	l.retryPending(ctx)
 	rec, ok, err := l.runs.Get(ctx, id)
 	if err != nil {
 		return Result{}, fmt.Errorf("react: run store: get run %s: %w", id, err)
 	}
 	if !ok {
+		if snap, _, isTicket := ticketSnapshot(d.ticket); isTicket {
+			if dec, decided, err := l.audit.Decided(ctx, id, snap); err == nil && decided && o.owner.Covers(dec.Owner) {
+				return Result{}, &DecidedError{Decided: dec}
+			}
+		}
 		return Result{}, fmt.Errorf("%w: %q", ErrRunNotFound, id)
 	}
-	return l.Resume(ctx, rec.Snapshot, d)
+	s, err := l.open(rec.Snapshot)
+	if err != nil {
+		return Result{}, err
+	}
+	if s.Run != id {
+		return Result{}, fmt.Errorf("%w: the run store holds a snapshot of run %q under %q", ErrSnapshotRun, s.Run, id)
+	}
+	return l.resume(ctx, rec.Snapshot, s, d, o, sk)
 }
 
 // isNil reports whether v is nil or holds a nil pointer, map, slice,
@@ -462,6 +808,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 			}
 			continue
 		}
+		r.endRound(ctx)
 		if err := ctx.Err(); err != nil {
 			return r.interrupt(ctx, err)
 		}
@@ -532,7 +879,7 @@ func (r *run) written(key string) bool {
 // noToolCalls applies the rule for a turn without a tool call: one stall,
 // and a user message saying so.
 func (r *run) noToolCalls(ctx context.Context) {
-	r.observer.OnNoToolCalls(ctx, r.roundEvent())
+	r.emit(ctx, Event{Kind: EventNoToolCalls, RoundEvent: r.roundEvent()})
 	r.appendMsg(Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
 	r.stall(ctx, "no_tool_calls", "")
 }
@@ -541,7 +888,10 @@ func (r *run) noToolCalls(ctx context.Context) {
 func (r *run) stall(ctx context.Context, reason, callID string) {
 	r.stalls++
 	limit := r.node.noProgressLimit()
-	r.observer.OnStall(ctx, StallEvent{RoundEvent: r.roundEvent(), Count: r.stalls, Limit: limit, Reason: reason, CallID: callID})
+	if r.hears(EventStall) {
+		re := r.roundEvent()
+		r.emit(ctx, Event{Kind: EventStall, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Count: r.stalls, Limit: limit, Reason: reason, CallID: callID}})
+	}
 	if r.stalls > limit {
 		r.fail(FailedNoProgress, fmt.Sprintf("%d consecutive rounds without progress (limit %d)", r.stalls, limit))
 	}
@@ -552,7 +902,10 @@ func (r *run) resetStalls(ctx context.Context, callID string) {
 		return
 	}
 	r.stalls = 0
-	r.observer.OnStallReset(ctx, StallEvent{RoundEvent: r.roundEvent(), Limit: r.node.noProgressLimit(), CallID: callID})
+	if r.hears(EventStallReset) {
+		re := r.roundEvent()
+		r.emit(ctx, Event{Kind: EventStallReset, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Limit: r.node.noProgressLimit(), CallID: callID}})
+	}
 }
 
 func (r *run) fail(kind FailureKind, reason string) {
@@ -567,25 +920,60 @@ func (r *run) roundEvent() RoundEvent {
 // end reports the end of a run that finished, failed or suspended and
 // builds its result.
 func (r *run) end(ctx context.Context) (Result, error) {
+	if r.wave == nil {
+		r.endRound(ctx)
+	}
 	r.keepSizes()
 	res := r.result()
 	switch r.status {
 	case Finished:
-		r.observer.OnFinished(ctx, EndEvent{RoundEvent: r.roundEvent(), Outputs: len(r.outputs), Goal: res.Goal})
+		r.emitEnd(ctx, EventFinished, res.Goal)
 		r.l.forget(r.id)
 	case Failed:
-		r.observer.OnFailed(ctx, EndEvent{RoundEvent: r.roundEvent(), Failure: r.failure, Outputs: len(r.outputs), Goal: res.Goal})
+		r.emitEnd(ctx, EventFailed, res.Goal)
 		r.l.forget(r.id)
 	case Suspended:
-		r.observer.OnSuspended(ctx, SuspendEvent{RoundEvent: r.roundEvent(), Suspension: *r.susp})
 		snap, err := r.snapshot(ctx)
 		if err != nil {
+			// Nothing resumable can be handed out (the state outgrew
+			// Config.MaxSnapshotBytes, or the evidence could not be
+			// exported): the run stops interrupted, without a snapshot.
+			r.status, res.Status, res.Suspension = Interrupted, Interrupted, nil
 			return res, err
 		}
 		res.Snapshot = snap
+		res.Suspension.Ticket = r.ticket
+		if r.hears(EventSuspended) {
+			// After the seal, so that what the person must decide carries
+			// its ticket.
+			re := r.roundEvent()
+			r.emit(ctx, Event{Kind: EventSuspended, RoundEvent: re, Suspend: &SuspendEvent{RoundEvent: re, Suspension: *res.Suspension}})
+		}
 	case Interrupted:
 	}
 	return res, r.keep(ctx, res)
+}
+
+// endRound reports the end of the round whose turn was received, once
+// every call of the turn was answered.
+func (r *run) endRound(ctx context.Context) {
+	if r.roundOpen {
+		r.roundOpen = false
+		r.emit(ctx, Event{Kind: EventRoundEnd, RoundEvent: r.roundEvent()})
+	}
+}
+
+// emitEnd reports a run that finished or failed.
+func (r *run) emitEnd(ctx context.Context, kind EventKind, goal GoalStatus) {
+	if !r.hears(kind) {
+		return
+	}
+	re := r.roundEvent()
+	e := &EndEvent{RoundEvent: re, Outputs: len(r.outputs), Goal: goal}
+	if kind == EventFailed {
+		e.Failure = r.failure
+	}
+	r.emit(ctx, Event{Kind: kind, RoundEvent: re, End: e})
 }
 
 // interrupt stops the run on err with a snapshot that resumes it.
@@ -604,7 +992,8 @@ func (r *run) interrupt(ctx context.Context, err error) (Result, error) {
 
 // keep records the run's result in Config.Runs: the snapshot of a stopped
 // run, or the removal of a run that ended for good. It uses a context that
-// is not cancelled with ctx, so an interrupted run is still kept.
+// is not cancelled with ctx, so an interrupted run is still kept. A failed
+// removal is remembered and tried again at the Loop's next call.
 func (r *run) keep(ctx context.Context, res Result) error {
 	runs := r.l.runs
 	if runs == nil {
@@ -614,21 +1003,20 @@ func (r *run) keep(ctx context.Context, res Result) error {
 	switch res.Status {
 	case Finished, Failed:
 		if err := runs.Delete(ctx, r.id); err != nil {
+			r.l.deletes.Put(r.id, struct{}{})
 			return fmt.Errorf("react: run store: delete run %s: %w", r.id, err)
 		}
 		return nil
 	default: // Suspended, Interrupted
 	}
-	rec := runstore.Run{ID: r.id, Node: r.node.Name, Kind: runstore.Interrupted, Snapshot: res.Snapshot, Stopped: r.l.now()}
+	r.l.deletes.Delete(r.id) // the run goes on: an earlier failed removal is moot
+	rec := runstore.Run{ID: r.id, Owner: r.owner, Node: r.node.Name, Kind: runstore.Interrupted, Snapshot: res.Snapshot, Stopped: r.l.now()}
 	if s := res.Suspension; s != nil {
 		switch s.Kind {
 		case SuspendApproval:
-			rec.Kind, rec.Reason = runstore.Approval, s.Reason
-			if p := s.Approval; p != nil {
-				rec.Tool, rec.Args = p.Tool, p.Args
-			}
+			rec.Kind = runstore.Approval
 		case SuspendFollowUp:
-			rec.Kind, rec.Question = runstore.FollowUp, s.Question
+			rec.Kind = runstore.FollowUp
 		}
 	}
 	if err := runs.Save(ctx, rec); err != nil {

@@ -93,16 +93,16 @@ func TestSkipTextSaysWhy(t *testing.T) {
 	tests := []struct {
 		name     string
 		first    react.ToolCall
-		decision react.Decision
+		decision func(ticket string) react.Decision
 		want     string
 	}{
-		{"granted approval", call("a", react.ToolApproval, `{"tool":"create_site"}`), react.Approve(),
+		{"granted approval", call("a", react.ToolApproval, `{"tool":"create_site"}`), react.Approve,
 			"list_sites was not run because an earlier call of the same turn, builtin_node_approval, exited the node"},
-		{"declined approval", call("a", react.ToolApproval, `{"tool":"create_site"}`), react.Decline("no"),
+		{"declined approval", call("a", react.ToolApproval, `{"tool":"create_site"}`), func(t string) react.Decision { return react.Decline(t, "no") },
 			"list_sites was not run because an earlier call of the same turn, builtin_node_approval, exited the node"},
-		{"answered follow-up", call("a", react.ToolFollowUp, `{"question":"Which space?"}`), react.Answer("Sales"),
+		{"answered follow-up", call("a", react.ToolFollowUp, `{"question":"Which space?"}`), func(t string) react.Decision { return react.Answer(t, "Sales") },
 			"list_sites was not run because an earlier call of the same turn, builtin_node_follow_up, exited the node"},
-		{"failed call", call("a", "get_stats", `{}`), react.Decision{},
+		{"failed call", call("a", "get_stats", `{}`), nil,
 			"list_sites was not run because an earlier call of the same turn did not succeed"},
 	}
 	for _, tc := range tests {
@@ -117,7 +117,7 @@ func TestSkipTextSaysWhy(t *testing.T) {
 			res := e.run(react.Node{Tools: []string{"list_sites", "get_stats", "create_site"}}, "create a site called blog")
 			if res.Status == react.Suspended {
 				var err error
-				res, err = e.loop.Resume(context.Background(), res.Snapshot, tc.decision)
+				res, err = e.loop.Resume(context.Background(), res.Snapshot, tc.decision(res.Suspension.Ticket))
 				require.NoError(t, err)
 			}
 			require.Equal(t, react.Finished, res.Status)

@@ -38,8 +38,6 @@ import (
 // counted where it started; what it does after it was resumed in another
 // process counts there only in the per-event counters.
 type Metrics struct {
-	NopObserver
-
 	// call layer
 	noToolCalls, turnsWithCalls  atomic.Int64
 	calls, builtinCalls, skipped atomic.Int64
@@ -61,7 +59,10 @@ type Metrics struct {
 	stalls atomic.Int64
 }
 
-var _ Observer = (*Metrics)(nil)
+var (
+	_ Observer    = (*Metrics)(nil)
+	_ EventFilter = (*Metrics)(nil)
+)
 
 // Rate is a ratio with its numerator and denominator, so that a figure is
 // never shown without what it was computed from.
@@ -334,14 +335,44 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 	return s
 }
 
-// OnNodeStarted implements [Observer].
-func (m *Metrics) OnNodeStarted(_ context.Context, e NodeEvent) {
-	m.nodesStarted.Add(1)
-	m.open.start(e.Run)
+// Observe implements [Observer]: it counts the kinds [Metrics.Wants]
+// returns and ignores the others.
+func (m *Metrics) Observe(ctx context.Context, e Event) context.Context {
+	switch e.Kind {
+	case EventRunStart:
+		if !e.RunStart.Resumed {
+			m.nodesStarted.Add(1)
+			m.open.start(e.RunStart.Run)
+		}
+	case EventToolInvoked:
+		m.onToolInvoked(e.Tool)
+	case EventToolSkipped:
+		m.skipped.Add(1)
+	case EventNoToolCalls:
+		m.noToolCalls.Add(1)
+	case EventStall:
+		m.stalls.Add(1)
+	case EventSuspended:
+		m.onSuspended(e.Suspend)
+	case EventFinished:
+		m.nodesFinished.Add(1)
+		m.goal(e.End)
+	case EventFailed:
+		m.nodesFailed.Add(1)
+		m.goal(e.End)
+	default: // not counted
+	}
+	return ctx
 }
 
-// OnToolInvoked implements [Observer].
-func (m *Metrics) OnToolInvoked(_ context.Context, e ToolEvent) {
+// metricEvents are the kinds a Metrics counts.
+var metricEvents = Events(EventRunStart, EventToolInvoked, EventToolSkipped, EventNoToolCalls,
+	EventStall, EventSuspended, EventFinished, EventFailed)
+
+// Wants implements [EventFilter]: the kinds it counts.
+func (m *Metrics) Wants() EventSet { return metricEvents }
+
+func (m *Metrics) onToolInvoked(e *ToolEvent) {
 	m.calls.Add(1)
 	if e.Position == 0 {
 		m.turnsWithCalls.Add(1)
@@ -384,17 +415,7 @@ func (m *Metrics) OnToolInvoked(_ context.Context, e ToolEvent) {
 	}
 }
 
-// OnToolSkipped implements [Observer].
-func (m *Metrics) OnToolSkipped(context.Context, ToolEvent) { m.skipped.Add(1) }
-
-// OnNoToolCalls implements [Observer].
-func (m *Metrics) OnNoToolCalls(context.Context, RoundEvent) { m.noToolCalls.Add(1) }
-
-// OnStall implements [Observer].
-func (m *Metrics) OnStall(context.Context, StallEvent) { m.stalls.Add(1) }
-
-// OnSuspended implements [Observer].
-func (m *Metrics) OnSuspended(_ context.Context, e SuspendEvent) {
+func (m *Metrics) onSuspended(e *SuspendEvent) {
 	var kind uint8
 	switch e.Suspension.Kind {
 	case SuspendApproval:
@@ -421,19 +442,7 @@ func (m *Metrics) OnSuspended(_ context.Context, e SuspendEvent) {
 	}
 }
 
-// OnFinished implements [Observer].
-func (m *Metrics) OnFinished(_ context.Context, e EndEvent) {
-	m.nodesFinished.Add(1)
-	m.goal(e)
-}
-
-// OnFailed implements [Observer].
-func (m *Metrics) OnFailed(_ context.Context, e EndEvent) {
-	m.nodesFailed.Add(1)
-	m.goal(e)
-}
-
-func (m *Metrics) goal(e EndEvent) {
+func (m *Metrics) goal(e *EndEvent) {
 	if e.Goal.IsValid() {
 		m.goals[e.Goal].Add(1)
 	}

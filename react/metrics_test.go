@@ -44,7 +44,7 @@ func TestMetrics_RunFigures(t *testing.T) {
 	next := 0
 	loop := func(model react.Model) *react.Loop {
 		l, err := react.New(react.Config{Model: model, Tools: cat, Observer: &m, Guards: guards,
-			NewRunID: func() string { id := ids[next]; next++; return id }})
+			NewRunID: func(context.Context) string { id := ids[next]; next++; return id }})
 		require.NoError(t, err)
 		return l
 	}
@@ -63,14 +63,14 @@ func TestMetrics_RunFigures(t *testing.T) {
 		turn(call("w3", "transfer", `{"n":2}`)),
 		turn(call("a2", react.ToolApproval, `{"tool":"transfer"}`)),
 	))
-	res, err = l1b.Resume(ctx, res.Snapshot, react.Approve())
+	res, err = l1b.Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
 	res, err = loop(newScript(
 		turn(call("w4", "transfer", `{"n":2}`)),
 		turn(call("o", react.ToolOutputSet, `{"key":"balance","value":120,"sourceType":"tool_result","sourceRef":"b"}`)),
 		turn(finish("f")),
-	)).Resume(ctx, res.Snapshot, react.Approve())
+	)).Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	require.Equal(t, react.GoalMet, res.Goal)
@@ -95,10 +95,10 @@ func TestMetrics_RunFigures(t *testing.T) {
 	res, err = l6.Run(ctx, node, "r6")
 	require.NoError(t, err)
 	res, err = loop(newScript(turn(call("w", "transfer", `{"n":5}`)), turn(call("a", react.ToolApproval, `{"tool":"transfer"}`)))).
-		Resume(ctx, res.Snapshot, react.Answer("5"))
+		Resume(ctx, res.Snapshot, react.Answer(res.Suspension.Ticket, "5"))
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
-	res, err = loop(newScript(turn(call("x", react.ToolFail, `{"reason":"changed my mind"}`)))).Resume(ctx, res.Snapshot, react.Approve())
+	res, err = loop(newScript(turn(call("x", react.ToolFail, `{"reason":"changed my mind"}`)))).Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Failed, res.Status)
 
@@ -128,14 +128,14 @@ func TestMetrics_RunFigures(t *testing.T) {
 	next = 0
 	ids = []string{"only"}
 	l, err := react.New(react.Config{Model: newScript(turn(call("q", react.ToolFollowUp, `{"question":"A?"}`))), Tools: cat,
-		Observer: &one, Guards: memoryStores(), NewRunID: func() string { return "only" }})
+		Observer: &one, Guards: memoryStores(), NewRunID: func(context.Context) string { return "only" }})
 	require.NoError(t, err)
 	res, err = l.Run(ctx, node, "x")
 	require.NoError(t, err)
 	l2, err := react.New(react.Config{Model: newScript(turn(call("q2", react.ToolFollowUp, `{"question":"B?"}`))), Tools: cat,
 		Observer: &one, Guards: memoryStores()})
 	require.NoError(t, err)
-	res, err = l2.Resume(ctx, res.Snapshot, react.Answer("a"))
+	res, err = l2.Resume(ctx, res.Snapshot, react.Answer(res.Suspension.Ticket, "a"))
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
 	ob := one.Snapshot().Business
@@ -150,7 +150,7 @@ func TestMetrics_RunFigures(t *testing.T) {
 	l3, err := react.New(react.Config{Model: newScript(turn(call("q3", react.ToolFollowUp, `{"question":"C?"}`))), Tools: cat,
 		Observer: &other, Guards: memoryStores()})
 	require.NoError(t, err)
-	res, err = l3.Resume(ctx, res.Snapshot, react.Answer("b"))
+	res, err = l3.Resume(ctx, res.Snapshot, react.Answer(res.Suspension.Ticket, "b"))
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
 	os := other.Snapshot().Business

@@ -64,7 +64,7 @@ type Request struct {
 // Response is one model turn's output: text, tool calls, or both, and what
 // the API said about the turn. The loop keeps only Text and ToolCalls in
 // the run's history; the other fields are for observers (see
-// [ModelObserver]), which receive the whole Response.
+// [EventModelEnd]), which receive the whole Response.
 type Response struct {
 	// Text is the model's text.
 	Text string

@@ -92,14 +92,14 @@ func TestResume_RefusedDecisionErrorUnchanged(t *testing.T) {
 	cfg.Guards = &guard.Options{Ledger: e.guards.Ledger, Approvals: failingApprovals{e.guards.Approvals}, WriteLedger: e.guards.WriteLedger}
 	l, err := react.New(cfg)
 	require.NoError(t, err)
-	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, errStore)
 	assert.NotContains(t, err.Error(), "release resume claim", "the release succeeded: nothing to add")
 
 	cfg.Claims = releaseFails{runstore.NewMemoryClaims()}
 	l, err = react.New(cfg)
 	require.NoError(t, err)
-	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, errStore)
 	assert.ErrorIs(t, err, errRelease)
 	assert.Contains(t, err.Error(), "release resume claim")
@@ -113,71 +113,44 @@ type releaseFails struct{ runstore.Claims }
 
 func (releaseFails) Release(context.Context, string, string) error { return errRelease }
 
-// Observers combines the optional interfaces of its members: with one
+// Observers passes each member the kinds its filter wants: with one
 // member following runs and another models, or one models and another
 // tools, both are called.
-func TestObservers_CombineOptionalInterfaces(t *testing.T) {
+func TestObservers_CombineFilters(t *testing.T) {
 	list, _, _ := sitesTools()
+	kinds := map[string]react.EventSet{
+		"run":   react.Events(react.EventRunStart, react.EventRunEnd),
+		"model": react.Events(react.EventModelStart, react.EventModelEnd),
+		"tool":  react.Events(react.EventToolStart, react.EventToolEnd),
+	}
 	for _, pair := range [][2]string{{"run", "model"}, {"model", "tool"}, {"run", "tool"}} {
-		a, b := &lifeRecorder{only: pair[0]}, &lifeRecorder{only: pair[1]}
+		a, b := &kindCounter{wants: kinds[pair[0]]}, &kindCounter{wants: kinds[pair[1]]}
 		e := newEnv(t, newScript(turn(call("l", "list_sites", `{}`)), turn(finish("f"))), list.Tool)
-		e.cfg.Observer = react.Observers(a.observer(), b.observer())
+		e.cfg.Observer = react.Observers(a, b)
 		_, err := e.again(e.model).Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "go")
 		require.NoError(t, err)
 		assert.Positive(t, a.calls, "%v: the %s observer was called", pair, pair[0])
 		assert.Positive(t, b.calls, "%v: the %s observer was called", pair, pair[1])
+		assert.Zero(t, a.unwanted+b.unwanted, "%v: no observer gets a kind it does not want", pair)
 	}
 }
 
-// lifeRecorder counts the calls of one optional interface.
-type lifeRecorder struct {
-	only  string
-	calls int
+// kindCounter counts the events of the kinds it wants (and those it gets
+// without wanting them).
+type kindCounter struct {
+	wants           react.EventSet
+	calls, unwanted int
 }
 
-func (r *lifeRecorder) observer() react.Observer {
-	switch r.only {
-	case "run":
-		return runObs{r: r}
-	case "model":
-		return modelObs{r: r}
+func (k *kindCounter) Wants() react.EventSet { return k.wants }
+func (k *kindCounter) Observe(ctx context.Context, e react.Event) context.Context {
+	if k.wants.Has(e.Kind) {
+		k.calls++
+	} else {
+		k.unwanted++
 	}
-	return toolObs{r: r}
-}
-
-type runObs struct {
-	react.NopObserver
-	r *lifeRecorder
-}
-
-func (runObs) Carry(context.Context) map[string]string       { return nil }
-func (o runObs) OnRunEnd(context.Context, react.RunEndEvent) { o.r.calls++ }
-func (o runObs) OnRunStart(ctx context.Context, _ react.RunStartEvent) context.Context {
-	o.r.calls++
 	return ctx
 }
-
-type modelObs struct {
-	react.NopObserver
-	r *lifeRecorder
-}
-
-func (o modelObs) OnModelStart(ctx context.Context, _ react.ModelStartEvent) context.Context {
-	o.r.calls++
-	return ctx
-}
-func (o modelObs) OnModelEnd(context.Context, react.ModelEndEvent) { o.r.calls++ }
-
-type toolObs struct {
-	react.NopObserver
-	r *lifeRecorder
-}
-
-func (o toolObs) OnToolStart(ctx context.Context, _ react.ToolStartEvent) context.Context {
-	o.r.calls++
-	return ctx
-}
-func (o toolObs) OnToolEnd(context.Context, react.ToolEndEvent) { o.r.calls++ }
 
 // A call without an id gets rg_<round>_<position>, and when the model
 // already used that id, the next free rg_<round>_<position>_<n> from n = 2.
@@ -210,20 +183,21 @@ func TestParallelReads_Positions(t *testing.T) {
 	assert.Equal(t, map[string]int{"a": 0, "b": 1, "c": 2, "f": 0}, rec.snapshot())
 }
 
-// positions records the Position of every ToolEndEvent, by call id.
+// positions records the Position of every EventToolEnd, by call id.
 type positions struct {
-	react.NopObserver
 	mu sync.Mutex
 	at map[string]int
 }
 
-func (p *positions) OnToolStart(ctx context.Context, _ react.ToolStartEvent) context.Context {
-	return ctx
-}
-func (p *positions) OnToolEnd(_ context.Context, e react.ToolEndEvent) {
+func (p *positions) Wants() react.EventSet { return react.Events(react.EventToolEnd) }
+func (p *positions) Observe(ctx context.Context, e react.Event) context.Context {
+	if e.Kind != react.EventToolEnd {
+		return ctx
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.at[e.CallID] = e.Position
+	p.at[e.ToolEnd.CallID] = e.ToolEnd.Position
+	return ctx
 }
 
 func (p *positions) snapshot() map[string]int {
@@ -277,7 +251,7 @@ func TestSnapshotMaxAge_Bound(t *testing.T) {
 		cfg.Model = approvalAfter()
 		l, err = react.New(cfg)
 		require.NoError(t, err)
-		_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+		_, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		assert.Equal(t, tt.expired, errors.Is(err, react.ErrSnapshotExpired), "sealed %v ago: %v", tt.after, err)
 	}
 }
@@ -307,7 +281,7 @@ func TestResume_KeepsOutputs(t *testing.T) {
 	), list.Tool)
 	res := e.run(node, "which site?")
 	require.Equal(t, react.Suspended, res.Status)
-	got, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), res.Snapshot, react.Answer("yes"))
+	got, err := e.again(newScript(turn(finish("f")))).Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "yes"))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, got.Status)
 	assert.JSONEq(t, `7`, string(got.Outputs["site"].Value))

@@ -9,35 +9,90 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 )
 
-// Observer receives the events of a run, synchronously, on the goroutine
-// that runs the loop (parallel reads are reported in call order after they
-// all returned). Methods must not block for long and must be safe for
-// concurrent use when one observer serves several runs at once. Embed
-// [NopObserver] to implement only some methods.
+// Observer consumes the events of runs, as a [slog.Handler] consumes
+// records: every [Event] of a run (see [EventKind] for the vocabulary),
+// the same values a host receives from [Loop.RunStream]. Events are
+// delivered synchronously, on the goroutine that runs the loop, except
+// the EventToolStart and EventToolEnd of parallel reads, which come from
+// the goroutines that run them; the loop waits for Observe to return, so
+// it must not block for long, and it must be safe for concurrent use when
+// one observer serves several runs at once.
+//
+// Observe returns a context. For the kinds that start something
+// (EventRunStart, EventModelStart, EventToolStart) it is the context of
+// that work: ctx itself, or a context derived from it that carries, say,
+// a span. The loop passes it to the work (the whole call of Run or
+// Resume; the model call; the guard chain and the tool) and to the
+// matching end (EventRunEnd, EventModelEnd, EventToolEnd), and ends every
+// start exactly once: after success, failure, cancellation, and while a
+// panic of the Model or of a custom [Config].Handler unwinds (the end's
+// Err is then [ErrPanicked] and the panic goes on after Observe
+// returns). For every other kind the returned context is ignored: return
+// ctx. A nil return counts as ctx.
+//
+// An Observer may also implement [EventFilter], to receive only some
+// kinds (the loop then builds no event nobody reads), and [Carrier], to
+// keep a few strings in a run's snapshot. [ObserverFunc] adapts a
+// function.
 type Observer interface {
-	// OnNodeStarted reports that [Loop.Run] started a run (not Resume).
-	OnNodeStarted(ctx context.Context, e NodeEvent)
-	// OnToolInvoked reports the observation of one tool call, built-in
-	// calls included.
-	OnToolInvoked(ctx context.Context, e ToolEvent)
-	// OnToolSkipped reports a call that was not run, or whose result was
-	// discarded, because an earlier call of its turn did not succeed
-	// (REASON_SKIPPED) or exited the node: finish, fail, or a suspension
-	// that was decided (REASON_SKIPPED_EXITED).
-	OnToolSkipped(ctx context.Context, e ToolEvent)
-	// OnNoToolCalls reports a model turn without a tool call.
-	OnNoToolCalls(ctx context.Context, e RoundEvent)
-	// OnStall reports one no-progress counted.
-	OnStall(ctx context.Context, e StallEvent)
-	// OnStallReset reports the no-progress counter going back to 0 after a
-	// SUCCESS (only when it was above 0).
-	OnStallReset(ctx context.Context, e StallEvent)
-	// OnSuspended reports a run suspending for approval or a follow-up.
-	OnSuspended(ctx context.Context, e SuspendEvent)
-	// OnFinished reports a run that finished.
-	OnFinished(ctx context.Context, e EndEvent)
-	// OnFailed reports a run that failed.
-	OnFailed(ctx context.Context, e EndEvent)
+	Observe(ctx context.Context, e Event) context.Context
+}
+
+// ObserverFunc adapts a function to [Observer]; Observe calls it and
+// returns ctx.
+type ObserverFunc func(ctx context.Context, e Event)
+
+// Observe calls f and returns ctx.
+func (f ObserverFunc) Observe(ctx context.Context, e Event) context.Context {
+	f(ctx, e)
+	return ctx
+}
+
+// EventFilter is an optional interface of an [Observer] that receives only
+// the kinds in the set Wants returns. [New] and [Observers] ask once, so
+// the set must not change. An Observer that does not implement it
+// receives every kind.
+type EventFilter interface {
+	Wants() EventSet
+}
+
+// Carrier is an optional interface of an [Observer] that keeps a few
+// strings in a run's snapshot. Carry is called when the run stops with a
+// snapshot (suspended or interrupted), with the run's context (the one
+// returned for EventRunStart): the strings it returns are kept inside the
+// snapshot and handed back in [RunStartEvent].Carried when the snapshot is
+// resumed, in this process or another. This is how a tracer links a
+// resumed run to the span of the run it resumes. The loop keeps at most
+// [MaxCarried] entries, each with a key of 1 to [MaxCarriedKey] bytes and
+// a value of at most [MaxCarriedValue] bytes; entries past these bounds
+// are dropped (telemetry never fails a run). With several observers, the
+// maps are merged in order and a later observer's key replaces an earlier
+// one's, so keys should be specific (the W3C names traceparent and
+// tracestate are).
+type Carrier interface {
+	Carry(ctx context.Context) map[string]string
+}
+
+// DiscardObserver is an [Observer] that receives no event (its
+// [EventFilter] wants none), as [slog.DiscardHandler] discards records:
+// pass it in [Config].Observer to silence the default log. The loop then
+// builds no event and times no call.
+var DiscardObserver Observer = discard{}
+
+type discard struct{}
+
+// Observe returns ctx.
+func (discard) Observe(ctx context.Context, _ Event) context.Context { return ctx }
+
+// Wants implements [EventFilter]: no kind.
+func (discard) Wants() EventSet { return 0 }
+
+// wantsOf returns the kinds o receives.
+func wantsOf(o Observer) EventSet {
+	if f, ok := o.(EventFilter); ok {
+		return f.Wants() & AllEvents
+	}
+	return AllEvents
 }
 
 // NodeEvent identifies a run and its node.
@@ -120,167 +175,83 @@ type EndEvent struct {
 	Goal GoalStatus
 }
 
-// NopObserver implements [Observer] with methods that do nothing; embed it
-// to implement only some of them.
-type NopObserver struct{}
-
-// OnNodeStarted does nothing.
-func (NopObserver) OnNodeStarted(context.Context, NodeEvent) {}
-
-// OnToolInvoked does nothing.
-func (NopObserver) OnToolInvoked(context.Context, ToolEvent) {}
-
-// OnToolSkipped does nothing.
-func (NopObserver) OnToolSkipped(context.Context, ToolEvent) {}
-
-// OnNoToolCalls does nothing.
-func (NopObserver) OnNoToolCalls(context.Context, RoundEvent) {}
-
-// OnStall does nothing.
-func (NopObserver) OnStall(context.Context, StallEvent) {}
-
-// OnStallReset does nothing.
-func (NopObserver) OnStallReset(context.Context, StallEvent) {}
-
-// OnSuspended does nothing.
-func (NopObserver) OnSuspended(context.Context, SuspendEvent) {}
-
-// OnFinished does nothing.
-func (NopObserver) OnFinished(context.Context, EndEvent) {}
-
-// OnFailed does nothing.
-func (NopObserver) OnFailed(context.Context, EndEvent) {}
-
-var _ Observer = NopObserver{}
-
-// Observers returns an observer that passes every event to each of obs in
-// order. Nil entries are skipped; a single observer is returned as is. The
-// result implements the optional [RunObserver], [ModelObserver] and
-// [ToolObserver] for the members that implement them (see their doc for
-// how contexts and carried entries are combined).
+// Observers returns an observer that passes every event to each of obs
+// in order. Nil entries are skipped; a single observer is returned as is.
+// For the kinds that start something, each observer receives the context
+// the previous one returned, and the result is the last one's; the kinds
+// that end something (EventRunEnd, EventModelEnd, EventToolEnd) are
+// passed in reverse order, the last observer first, each with the context
+// the loop passes. An observer receives only the kinds its [EventFilter]
+// wants; the result wants their union. The result implements [Carrier]
+// when a member does, merging their maps in order.
 func Observers(obs ...Observer) Observer {
-	var m multi
+	m := &multi{}
 	for _, o := range obs {
-		if o != nil {
-			m = append(m, o)
+		if o == nil {
+			continue
+		}
+		w := wantsOf(o)
+		m.obs = append(m.obs, o)
+		m.wants = append(m.wants, w)
+		m.all |= w
+		if c, ok := o.(Carrier); ok {
+			m.carriers = append(m.carriers, c)
 		}
 	}
-	if len(m) == 1 {
-		return m[0]
+	if len(m.obs) == 1 {
+		return m.obs[0]
 	}
-	l := &multiLife{multi: m}
-	for _, o := range m {
-		opt := optionalObservers(o)
-		if opt.run != nil {
-			l.runs = append(l.runs, opt.run)
+	if len(m.carriers) > 0 {
+		return &multiCarrier{m}
+	}
+	return m
+}
+
+// multi is the result of [Observers].
+type multi struct {
+	obs      []Observer
+	wants    []EventSet
+	all      EventSet
+	carriers []Carrier
+}
+
+// Observe passes e to every member that wants it (see [Observers]).
+func (m *multi) Observe(ctx context.Context, e Event) context.Context {
+	switch {
+	case e.Kind.ends():
+		for i := len(m.obs) - 1; i >= 0; i-- {
+			if m.wants[i].Has(e.Kind) {
+				m.obs[i].Observe(ctx, e)
+			}
 		}
-		if opt.model != nil {
-			l.models = append(l.models, opt.model)
+	case e.Kind.starts():
+		for i, o := range m.obs {
+			if m.wants[i].Has(e.Kind) {
+				if c := o.Observe(ctx, e); c != nil {
+					ctx = c
+				}
+			}
 		}
-		if opt.tool != nil {
-			l.tools = append(l.tools, opt.tool)
+	default:
+		for i, o := range m.obs {
+			if m.wants[i].Has(e.Kind) {
+				o.Observe(ctx, e)
+			}
 		}
-	}
-	if len(l.runs)+len(l.models)+len(l.tools) == 0 {
-		return m
-	}
-	return l
-}
-
-type multi []Observer
-
-// OnNodeStarted passes the event to every observer.
-func (m multi) OnNodeStarted(ctx context.Context, e NodeEvent) {
-	for _, o := range m {
-		o.OnNodeStarted(ctx, e)
-	}
-}
-
-// OnToolInvoked passes the event to every observer.
-func (m multi) OnToolInvoked(ctx context.Context, e ToolEvent) {
-	for _, o := range m {
-		o.OnToolInvoked(ctx, e)
-	}
-}
-
-// OnToolSkipped passes the event to every observer.
-func (m multi) OnToolSkipped(ctx context.Context, e ToolEvent) {
-	for _, o := range m {
-		o.OnToolSkipped(ctx, e)
-	}
-}
-
-// OnNoToolCalls passes the event to every observer.
-func (m multi) OnNoToolCalls(ctx context.Context, e RoundEvent) {
-	for _, o := range m {
-		o.OnNoToolCalls(ctx, e)
-	}
-}
-
-// OnStall passes the event to every observer.
-func (m multi) OnStall(ctx context.Context, e StallEvent) {
-	for _, o := range m {
-		o.OnStall(ctx, e)
-	}
-}
-
-// OnStallReset passes the event to every observer.
-func (m multi) OnStallReset(ctx context.Context, e StallEvent) {
-	for _, o := range m {
-		o.OnStallReset(ctx, e)
-	}
-}
-
-// OnSuspended passes the event to every observer.
-func (m multi) OnSuspended(ctx context.Context, e SuspendEvent) {
-	for _, o := range m {
-		o.OnSuspended(ctx, e)
-	}
-}
-
-// OnFinished passes the event to every observer.
-func (m multi) OnFinished(ctx context.Context, e EndEvent) {
-	for _, o := range m {
-		o.OnFinished(ctx, e)
-	}
-}
-
-// OnFailed passes the event to every observer.
-func (m multi) OnFailed(ctx context.Context, e EndEvent) {
-	for _, o := range m {
-		o.OnFailed(ctx, e)
-	}
-}
-
-// multiLife is a [multi] some of whose members implement optional
-// observer interfaces.
-type multiLife struct {
-	multi
-	runs   []RunObserver
-	models []ModelObserver
-	tools  []ToolObserver
-}
-
-// OnRunStart passes the event to every run observer, each receiving the
-// context the previous one returned.
-func (m *multiLife) OnRunStart(ctx context.Context, e RunStartEvent) context.Context {
-	for _, o := range m.runs {
-		ctx = o.OnRunStart(ctx, e)
 	}
 	return ctx
 }
 
-// OnRunEnd passes the event to every run observer, the last one first.
-func (m *multiLife) OnRunEnd(ctx context.Context, e RunEndEvent) {
-	for i := len(m.runs) - 1; i >= 0; i-- {
-		m.runs[i].OnRunEnd(ctx, e)
-	}
-}
+// Wants implements [EventFilter]: the union of the members'.
+func (m *multi) Wants() EventSet { return m.all }
 
-// Carry merges what every run observer carries, in order.
-func (m *multiLife) Carry(ctx context.Context) map[string]string {
+// multiCarrier is a [multi] some of whose members implement [Carrier].
+type multiCarrier struct{ *multi }
+
+// Carry merges what every carrier carries, in order.
+func (m *multiCarrier) Carry(ctx context.Context) map[string]string {
 	var out map[string]string
-	for _, o := range m.runs {
+	for _, o := range m.carriers {
 		for k, v := range o.Carry(ctx) {
 			if out == nil {
 				out = make(map[string]string)
@@ -291,43 +262,9 @@ func (m *multiLife) Carry(ctx context.Context) map[string]string {
 	return out
 }
 
-// OnModelStart passes the event to every model observer, each receiving
-// the context the previous one returned.
-func (m *multiLife) OnModelStart(ctx context.Context, e ModelStartEvent) context.Context {
-	for _, o := range m.models {
-		ctx = o.OnModelStart(ctx, e)
-	}
-	return ctx
-}
-
-// OnModelEnd passes the event to every model observer, the last one
-// first.
-func (m *multiLife) OnModelEnd(ctx context.Context, e ModelEndEvent) {
-	for i := len(m.models) - 1; i >= 0; i-- {
-		m.models[i].OnModelEnd(ctx, e)
-	}
-}
-
-// OnToolStart passes the event to every tool observer, each receiving the
-// context the previous one returned.
-func (m *multiLife) OnToolStart(ctx context.Context, e ToolStartEvent) context.Context {
-	for _, o := range m.tools {
-		ctx = o.OnToolStart(ctx, e)
-	}
-	return ctx
-}
-
-// OnToolEnd passes the event to every tool observer, the last one first.
-func (m *multiLife) OnToolEnd(ctx context.Context, e ToolEndEvent) {
-	for i := len(m.tools) - 1; i >= 0; i-- {
-		m.tools[i].OnToolEnd(ctx, e)
-	}
-}
-
 var (
-	_ RunObserver   = (*multiLife)(nil)
-	_ ModelObserver = (*multiLife)(nil)
-	_ ToolObserver  = (*multiLife)(nil)
+	_ EventFilter = (*multi)(nil)
+	_ Carrier     = (*multiCarrier)(nil)
 )
 
 // LogObserver is the default [Observer]: it writes every event to a
@@ -336,7 +273,8 @@ var (
 //	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…] [error=…]
 //	               (WARN when FAILED, INFO otherwise)
 //	TOOL skipped   tool=… call_id=…                                        (INFO)
-//	REACT node_started                                                     (INFO)
+//	REACT node_started                                                     (INFO, a call of Run)
+//	REACT resumed  decision=… [by=…]                                      (INFO, a call of Resume)
 //	REACT no_tool_calls                                                    (INFO)
 //	REACT stall    count=… limit=… reason=…                                (INFO)
 //	REACT stall_reset                                                      (INFO)
@@ -378,17 +316,58 @@ func roundAttrs(e RoundEvent, attrs ...slog.Attr) []slog.Attr {
 	return append(attrs, slog.String("run", e.Run), slog.String("node", e.Node), slog.Int("round", e.Round))
 }
 
-// OnNodeStarted implements [Observer].
-func (l *LogObserver) OnNodeStarted(ctx context.Context, e NodeEvent) {
+// Observe implements [Observer]: it writes the events listed in the
+// type's documentation and ignores the others.
+func (l *LogObserver) Observe(ctx context.Context, e Event) context.Context {
+	switch e.Kind {
+	case EventRunStart:
+		l.onRunStart(ctx, e.RunStart)
+	case EventToolInvoked:
+		l.onToolInvoked(ctx, e.Tool)
+	case EventToolSkipped:
+		l.onToolSkipped(ctx, e.Tool)
+	case EventNoToolCalls:
+		l.onNoToolCalls(ctx, e.RoundEvent)
+	case EventStall:
+		l.onStall(ctx, e.Stall)
+	case EventStallReset:
+		l.onStallReset(ctx, e.Stall)
+	case EventSuspended:
+		l.onSuspended(ctx, e.Suspend)
+	case EventFinished:
+		l.onFinished(ctx, e.End)
+	case EventFailed:
+		l.onFailed(ctx, e.End)
+	default: // not logged
+	}
+	return ctx
+}
+
+// logEvents are the kinds a LogObserver writes.
+var logEvents = Events(EventRunStart, EventToolInvoked, EventToolSkipped, EventNoToolCalls,
+	EventStall, EventStallReset, EventSuspended, EventFinished, EventFailed)
+
+// Wants implements [EventFilter]: the kinds the type's documentation
+// lists.
+func (l *LogObserver) Wants() EventSet { return logEvents }
+
+func (l *LogObserver) onRunStart(ctx context.Context, e *RunStartEvent) {
 	lg, on := l.enabled(ctx, slog.LevelInfo)
 	if !on {
+		return
+	}
+	if e.Resumed {
+		attrs := []slog.Attr{slog.String("decision", e.Decision)}
+		if e.DecidedBy != "" {
+			attrs = append(attrs, slog.String("by", e.DecidedBy))
+		}
+		lg.LogAttrs(ctx, slog.LevelInfo, "REACT resumed", roundAttrs(RoundEvent{NodeEvent: e.NodeEvent, Round: e.Round}, attrs...)...)
 		return
 	}
 	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
 }
 
-// OnToolInvoked implements [Observer].
-func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
+func (l *LogObserver) onToolInvoked(ctx context.Context, e *ToolEvent) {
 	level := slog.LevelInfo
 	if e.Outcome == outcome.Failed {
 		level = slog.LevelWarn
@@ -419,8 +398,7 @@ func (l *LogObserver) OnToolInvoked(ctx context.Context, e ToolEvent) {
 	lg.LogAttrs(ctx, level, "TOOL invoked", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
-// OnToolSkipped implements [Observer].
-func (l *LogObserver) OnToolSkipped(ctx context.Context, e ToolEvent) {
+func (l *LogObserver) onToolSkipped(ctx context.Context, e *ToolEvent) {
 	lg, on := l.enabled(ctx, slog.LevelInfo)
 	if !on {
 		return
@@ -429,8 +407,7 @@ func (l *LogObserver) OnToolSkipped(ctx context.Context, e ToolEvent) {
 		roundAttrs(e.RoundEvent, slog.String("tool", e.Tool), slog.String("call_id", e.CallID))...)
 }
 
-// OnNoToolCalls implements [Observer].
-func (l *LogObserver) OnNoToolCalls(ctx context.Context, e RoundEvent) {
+func (l *LogObserver) onNoToolCalls(ctx context.Context, e RoundEvent) {
 	lg, on := l.enabled(ctx, slog.LevelInfo)
 	if !on {
 		return
@@ -438,8 +415,7 @@ func (l *LogObserver) OnNoToolCalls(ctx context.Context, e RoundEvent) {
 	lg.LogAttrs(ctx, slog.LevelInfo, "REACT no_tool_calls", roundAttrs(e)...)
 }
 
-// OnStall implements [Observer].
-func (l *LogObserver) OnStall(ctx context.Context, e StallEvent) {
+func (l *LogObserver) onStall(ctx context.Context, e *StallEvent) {
 	lg, on := l.enabled(ctx, slog.LevelInfo)
 	if !on {
 		return
@@ -448,8 +424,7 @@ func (l *LogObserver) OnStall(ctx context.Context, e StallEvent) {
 		slog.Int("count", e.Count), slog.Int("limit", e.Limit), slog.String("reason", e.Reason), slog.String("call_id", e.CallID))...)
 }
 
-// OnStallReset implements [Observer].
-func (l *LogObserver) OnStallReset(ctx context.Context, e StallEvent) {
+func (l *LogObserver) onStallReset(ctx context.Context, e *StallEvent) {
 	lg, on := l.enabled(ctx, slog.LevelInfo)
 	if !on {
 		return
@@ -457,8 +432,7 @@ func (l *LogObserver) OnStallReset(ctx context.Context, e StallEvent) {
 	lg.LogAttrs(ctx, slog.LevelInfo, "REACT stall_reset", roundAttrs(e.RoundEvent, slog.String("call_id", e.CallID))...)
 }
 
-// OnSuspended implements [Observer].
-func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
+func (l *LogObserver) onSuspended(ctx context.Context, e *SuspendEvent) {
 	lg, on := l.enabled(ctx, slog.LevelInfo)
 	if !on {
 		return
@@ -473,8 +447,7 @@ func (l *LogObserver) OnSuspended(ctx context.Context, e SuspendEvent) {
 	lg.LogAttrs(ctx, slog.LevelInfo, "REACT suspended", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
-// OnFinished implements [Observer].
-func (l *LogObserver) OnFinished(ctx context.Context, e EndEvent) {
+func (l *LogObserver) onFinished(ctx context.Context, e *EndEvent) {
 	lg, on := l.enabled(ctx, slog.LevelInfo)
 	if !on {
 		return
@@ -482,8 +455,7 @@ func (l *LogObserver) OnFinished(ctx context.Context, e EndEvent) {
 	lg.LogAttrs(ctx, slog.LevelInfo, "REACT finished", roundAttrs(e.RoundEvent, slog.Int("outputs", e.Outputs), slog.String("goal", e.Goal.String()))...)
 }
 
-// OnFailed implements [Observer].
-func (l *LogObserver) OnFailed(ctx context.Context, e EndEvent) {
+func (l *LogObserver) onFailed(ctx context.Context, e *EndEvent) {
 	lg, on := l.enabled(ctx, slog.LevelWarn)
 	if !on {
 		return
@@ -496,7 +468,10 @@ func (l *LogObserver) OnFailed(ctx context.Context, e EndEvent) {
 	lg.LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)
 }
 
-var _ Observer = (*LogObserver)(nil)
+var (
+	_ Observer    = (*LogObserver)(nil)
+	_ EventFilter = (*LogObserver)(nil)
+)
 
 // errText returns err's text; an error whose Error method panics (a typed
 // nil) is logged as such rather than taking the loop down.

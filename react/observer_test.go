@@ -114,7 +114,7 @@ func TestMetrics(t *testing.T) {
 	)
 	l, err = react.New(cfg)
 	require.NoError(t, err)
-	res, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	cfg.Model = newScript(turn(call("x", react.ToolFail, `{"reason":"cannot"}`)))
@@ -183,17 +183,21 @@ func TestMetrics(t *testing.T) {
 
 func TestObserversAndNop(t *testing.T) {
 	var a, b recorder
-	o := react.Observers(&a, nil, &b, react.NopObserver{})
+	o := react.Observers(&a, nil, &b, react.DiscardObserver)
 	ctx := context.Background()
-	o.OnNodeStarted(ctx, react.NodeEvent{})
-	o.OnToolInvoked(ctx, react.ToolEvent{})
-	o.OnToolSkipped(ctx, react.ToolEvent{})
-	o.OnNoToolCalls(ctx, react.RoundEvent{})
-	o.OnStall(ctx, react.StallEvent{})
-	o.OnStallReset(ctx, react.StallEvent{})
-	o.OnSuspended(ctx, react.SuspendEvent{})
-	o.OnFinished(ctx, react.EndEvent{})
-	o.OnFailed(ctx, react.EndEvent{Failure: &react.Failure{}})
+	for _, e := range []react.Event{
+		{Kind: react.EventRunStart, RunStart: &react.RunStartEvent{}},
+		{Kind: react.EventToolInvoked, Tool: &react.ToolEvent{}},
+		{Kind: react.EventToolSkipped, Tool: &react.ToolEvent{}},
+		{Kind: react.EventNoToolCalls},
+		{Kind: react.EventStall, Stall: &react.StallEvent{}},
+		{Kind: react.EventStallReset, Stall: &react.StallEvent{}},
+		{Kind: react.EventSuspended, Suspend: &react.SuspendEvent{}},
+		{Kind: react.EventFinished, End: &react.EndEvent{}},
+		{Kind: react.EventFailed, End: &react.EndEvent{Failure: &react.Failure{}}},
+	} {
+		o.Observe(ctx, e)
+	}
 	assert.Equal(t, a.kinds(), b.kinds())
 	assert.Len(t, a.kinds(), 9)
 	assert.Same(t, &a, react.Observers(nil, &a).(*recorder), "a single observer is returned as is")
@@ -205,11 +209,13 @@ func TestLogObserver_SilencedAllocatesNothing(t *testing.T) {
 	o := react.NewLogObserver(slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	e := react.ToolEvent{RoundEvent: react.RoundEvent{NodeEvent: react.NodeEvent{Run: "r", Node: "n"}, Round: 1}, CallID: "c", Tool: "t", Outcome: outcome.Failed, Code: errcode.ToolTimeout}
+	stall := &react.StallEvent{RoundEvent: e.RoundEvent, Count: 1}
+	end := &react.EndEvent{RoundEvent: e.RoundEvent}
 	allocs := testing.AllocsPerRun(100, func() {
-		o.OnToolInvoked(ctx, e)
-		o.OnToolSkipped(ctx, e)
-		o.OnStall(ctx, react.StallEvent{RoundEvent: e.RoundEvent, Count: 1})
-		o.OnFailed(ctx, react.EndEvent{RoundEvent: e.RoundEvent})
+		o.Observe(ctx, react.Event{Kind: react.EventToolInvoked, Tool: &e})
+		o.Observe(ctx, react.Event{Kind: react.EventToolSkipped, Tool: &e})
+		o.Observe(ctx, react.Event{Kind: react.EventStall, Stall: stall})
+		o.Observe(ctx, react.Event{Kind: react.EventFailed, End: end})
 	})
 	if allocs != 0 {
 		t.Errorf("events on a silenced logger allocate %.0f times; want 0", allocs)

@@ -3,6 +3,7 @@ package react_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,7 +82,7 @@ func TestTypedWriteReachesTheIdempotencyKey(t *testing.T) {
 	cat := tool.MustCatalog(create)
 	guards := &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()}
 	const args = `{"name":"spring"}`
-	cfg := react.Config{Tools: cat, Guards: guards, NewRunID: func() string { return "run-1" }, Now: (&clock{}).now,
+	cfg := react.Config{Tools: cat, Guards: guards, NewRunID: func(context.Context) string { return "run-1" }, Now: (&clock{}).now,
 		Model: newScript(
 			turn(call("c1", "create_site", args)),
 			turn(call("c2", react.ToolApproval, `{"tool":"create_site"}`)),
@@ -96,12 +97,12 @@ func TestTypedWriteReachesTheIdempotencyKey(t *testing.T) {
 	cfg.Model = newScript(
 		turn(call("c3", "create_site", args)), // approved: runs, applies, the answer is lost
 		turn(call("c4", "create_site", args)), // uncertain: verified by key, reused
-		turn(call("c5", "create_site", args)), // already succeeded: reused
+		turn(call("c5", "create_site", args)), // a third identical call: the execution and the reuse count, it trips
 		turn(call("c6", react.ToolFinish, `{}`)),
 	)
 	loop2, err := react.New(cfg)
 	require.NoError(t, err)
-	res, err = loop2.Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err = loop2.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equalf(t, react.Finished, res.Status, "status = %v (%v)", res.Status, res.Failure)
 
@@ -119,9 +120,9 @@ func TestTypedWriteReachesTheIdempotencyKey(t *testing.T) {
 
 	lost := toolMessage(t, res.Transcript, "c3")
 	assert.Containsf(t, lost.Content, "did not answer in time", "the lost answer is a timeout: %q", lost.Content)
-	for _, id := range []string{"c4", "c5"} {
-		m := toolMessage(t, res.Transcript, id)
-		assert.Falsef(t, m.IsError, "%s = %q; want the verified write reused", id, m.Content)
-		assert.Containsf(t, m.Content, "site-spring", "%s = %q; want the backend's result", id, m.Content)
-	}
+	m := toolMessage(t, res.Transcript, "c4")
+	assert.Falsef(t, m.IsError, "c4 = %q; want the verified write reused", m.Content)
+	assert.Containsf(t, m.Content, "site-spring", "c4 = %q; want the backend's result", m.Content)
+	m = toolMessage(t, res.Transcript, "c5")
+	assert.Truef(t, m.IsError && strings.Contains(m.Content, "already called 2 times"), "c5 = %q; want FINGERPRINT_TRIP: a reuse counts as a repeat", m.Content)
 }

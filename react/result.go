@@ -144,6 +144,15 @@ type Suspension struct {
 	Reason string `json:"reason,omitempty"`
 	// Question is what the model asks the user (SuspendFollowUp only).
 	Question string `json:"question,omitempty"`
+	// Ticket names this suspension: the run, the snapshot that recorded
+	// it, the call that suspended, the gated write's call id and
+	// fingerprint, and the run's owner, sealed under the snapshot key. A
+	// person's decision carries it ([Approve], [Decline], [Answer]), so
+	// that it applies to exactly what they were shown and to nothing the
+	// run waits for later. Set in [Result].Suspension and [Pending]; empty
+	// in [SuspendEvent], which comes before the snapshot is sealed. Treat
+	// it as opaque text (it is URL- and form-safe).
+	Ticket string `json:"ticket,omitempty"`
 }
 
 // FailureKind says why a run failed. The zero value is invalid.
@@ -218,7 +227,10 @@ type Result struct {
 	// written on resume.
 	Transcript []Message
 	// Snapshot is the run's state as JSON for [Loop.Resume]; set exactly
-	// when Status is Suspended or Interrupted.
+	// when Status is Suspended or Interrupted, but for a run whose state
+	// could not be sealed (the returned error wraps [ErrSnapshotTooLarge]
+	// or says the evidence could not be exported): it is Interrupted with
+	// no snapshot.
 	Snapshot []byte
 	// Calls is the report of every processed call of the run, across
 	// resumes, in order: verdict and three-layer account with the first and
@@ -231,52 +243,3 @@ type Result struct {
 	// run finished or failed, none while it is suspended or interrupted.
 	Goal GoalStatus
 }
-
-type decisionKind uint8
-
-const (
-	decideApprove  decisionKind = 1
-	decideDecline  decisionKind = 2
-	decideAnswer   decisionKind = 3
-	decideContinue decisionKind = 4
-)
-
-func (k decisionKind) String() string {
-	switch k {
-	case decideApprove:
-		return "approve"
-	case decideDecline:
-		return "decline"
-	case decideAnswer:
-		return "answer"
-	case decideContinue:
-		return "continue"
-	}
-	return "none"
-}
-
-// Decision is what the host passes to [Loop.Resume]: the user's verdict on
-// an approval, the user's answer to a follow-up, or [Continue] for an
-// interrupted run. Build it with [Approve], [Decline], [Answer] or
-// [Continue]; the zero value is refused by Resume.
-type Decision struct {
-	kind decisionKind
-	text string
-}
-
-// Approve grants the write call an approval suspension waits for, once.
-func Approve() Decision { return Decision{kind: decideApprove} }
-
-// Decline refuses the write call an approval suspension waits for; reason
-// (may be empty) is shown to the model.
-func Decline(reason string) Decision { return Decision{kind: decideDecline, text: reason} }
-
-// Answer is the user's answer to a follow-up question. It becomes part of
-// the user's words of the run.
-func Answer(text string) Decision { return Decision{kind: decideAnswer, text: text} }
-
-// Continue resumes an [Interrupted] run where it stopped.
-func Continue() Decision { return Decision{kind: decideContinue} }
-
-// String returns the decision's kind, for logs.
-func (d Decision) String() string { return d.kind.String() }

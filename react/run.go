@@ -32,8 +32,12 @@ type run struct {
 	l        *Loop
 	cat      *prompt.Catalog
 	observer Observer
+	wants    EventSet // the kinds observer receives
+	sink     *sink    // the host's stream; nil when the run is not streamed
 
 	id          string
+	owner       Owner
+	ticket      string // the ticket of the suspension last sealed
 	node        Node
 	round       int
 	stalls      int
@@ -42,6 +46,7 @@ type run struct {
 	summary     string
 	msgs        []Message // msgs[0] is the system slot of the current round
 	wave        *wave     // the turn whose calls are being processed (&w); nil between turns
+	roundOpen   bool      // a turn was received whose EventRoundEnd was not reported
 	w           wave
 	outputs     map[string]OutputValue // nil until the first output
 	susp        *Suspension
@@ -88,9 +93,21 @@ type problem struct {
 }
 
 const (
-	problemNoID       = "no_id"
-	problemIDRepeated = "id_repeated"
-	problemNoName     = "no_name"
+	problemNoID        = "no_id"
+	problemIDRepeated  = "id_repeated"
+	problemNoName      = "no_name"
+	problemIDTooLong   = "id_too_long"
+	problemNameTooLong = "name_too_long"
+)
+
+// MaxCallID and MaxToolName bound, in bytes, the call id and the tool name
+// of a model's tool call: a call past either is answered REJECTED
+// TOOL_CALL_INVALID without running, so that no id a store must index
+// (approvals, evidence) can be longer than every store accepts. The call
+// keeps its id in the transcript, paired with its tool message.
+const (
+	MaxCallID   = 256
+	MaxToolName = 256
 )
 
 // newRun prepares a run of node.
@@ -106,6 +123,7 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		l:         l,
 		cat:       l.cat,
 		observer:  l.observer,
+		wants:     l.wants,
 		id:        id,
 		node:      node,
 		msgs:      make([]Message, 1, max(4, min(p.msgs.Load(), startSliceHint))),
@@ -296,8 +314,12 @@ func (r *run) appendAssistant(resp Response) {
 			p = problem{Kind: problemIDRepeated, ID: c.ID}
 			c.ID = r.genID(i)
 			r.ids[c.ID] = struct{}{}
+		case len(c.ID) > MaxCallID:
+			p = problem{Kind: problemIDTooLong}
 		case strings.TrimSpace(c.Name) == "":
 			p = problem{Kind: problemNoName}
+		case len(c.Name) > MaxToolName:
+			p = problem{Kind: problemNameTooLong}
 		}
 		if p.Kind != "" {
 			if invalid == nil {
@@ -308,6 +330,7 @@ func (r *run) appendAssistant(resp Response) {
 		m.ToolCalls[i] = c
 	}
 	r.appendMsg(m)
+	r.roundOpen = true
 	if len(m.ToolCalls) > 0 {
 		r.w = wave{msg: len(r.msgs) - 1, invalid: invalid}
 		r.wave = &r.w
@@ -340,12 +363,21 @@ type callResult struct {
 	// observer is a LogObserver whose logger reports no call, the call is
 	// neither timed nor reported (dur stays 0).
 	heard bool
+	// streamed are the events of a call of a parallel batch, kept for the
+	// run's stream, which receives them once the batch returned.
+	streamed []Event
 }
 
 // heard reports whether an observer reads the events of calls: any
 // observer but a LogObserver alone, or a LogObserver whose logger is
 // enabled at a level it reports calls at (Info, Warn for a failure).
 func (r *run) heard(ctx context.Context) bool {
+	if r.sink != nil {
+		return true
+	}
+	if !r.hears(EventToolInvoked) && !r.hears(EventToolEnd) {
+		return false
+	}
 	lo := r.l.logOnly
 	if lo == nil {
 		return true
@@ -373,6 +405,11 @@ func (r *run) processWave(ctx context.Context) error {
 		if r.node.ParallelReads {
 			if j := r.readBatchEnd(calls, i); j-i > 1 {
 				outs, err := r.runBatch(ctx, calls[i:j], i)
+				for k := range outs {
+					for _, e := range outs[k].streamed {
+						r.sink.put(e)
+					}
+				}
 				if err != nil {
 					return err
 				}
@@ -386,7 +423,7 @@ func (r *run) processWave(ctx context.Context) error {
 		}
 		out := &r.cur
 		*out = callResult{}
-		if err := r.dispatch(ctx, calls[i], i, out); err != nil {
+		if err := r.dispatch(ctx, calls[i], i, out, false); err != nil {
 			return err
 		}
 		r.apply(ctx, i, out)
@@ -436,7 +473,7 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 					err = errBatchPanic
 				}
 			}()
-			return r.dispatch(gctx, calls[k], first+k, &outs[k])
+			return r.dispatch(gctx, calls[k], first+k, &outs[k], true)
 		})
 	}
 	err := g.Wait()
@@ -444,7 +481,7 @@ func (r *run) runBatch(ctx context.Context, calls []ToolCall, first int) ([]call
 		panic(value)
 	}
 	if err != nil {
-		return nil, err
+		return outs, err // for the events they hold, not their results
 	}
 	return outs, nil
 }
@@ -551,6 +588,10 @@ func (r *run) problemText(p problem) string {
 		return r.cat.Text(prompt.ReasonCallWithoutID)
 	case problemIDRepeated:
 		return r.cat.Text(prompt.ReasonCallIDRepeated, "id", p.ID)
+	case problemIDTooLong:
+		return r.cat.Text(prompt.ReasonCallIDTooLong, "max", strconv.Itoa(MaxCallID))
+	case problemNameTooLong:
+		return r.cat.Text(prompt.ReasonCallNameTooLong, "max", strconv.Itoa(MaxToolName))
 	default:
 		return r.cat.Text(prompt.ReasonCallWithoutName)
 	}
@@ -639,7 +680,8 @@ func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs obser
 		if out != nil {
 			dur = out.dur
 		}
-		r.observer.OnToolInvoked(ctx, r.toolEvent(c, i, obs, dur, rep))
+		e := r.toolEvent(c, i, obs, dur, rep)
+		r.emit(ctx, Event{Kind: EventToolInvoked, RoundEvent: e.RoundEvent, Tool: &e})
 	}
 }
 
@@ -676,8 +718,11 @@ func (r *run) skipRest(ctx context.Context, exitedBy string) {
 			ToolName:   c.Name,
 			IsError:    true,
 		})
-		r.observer.OnToolSkipped(ctx, ToolEvent{RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: isBuiltin(c.Name),
-			Position: k, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name)})
+		if r.hears(EventToolSkipped) {
+			re := r.roundEvent()
+			r.emit(ctx, Event{Kind: EventToolSkipped, RoundEvent: re, Tool: &ToolEvent{RoundEvent: re, CallID: c.ID, Tool: c.Name, Builtin: isBuiltin(c.Name),
+				Position: k, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name)}})
+		}
 	}
 	w.next = len(calls)
 	r.wave = nil
@@ -686,7 +731,9 @@ func (r *run) skipRest(ctx context.Context, exitedBy string) {
 // render is the content of a tool message: the message of a non-success,
 // or a success's message followed by its payload as JSON, cut down to the
 // loop's MaxResultBytes with RESULT_TRUNCATED naming the call id under
-// which the full payload is recorded.
+// which the full payload is recorded when the evidence guard keeps it
+// (within its MaxPayload, or offloaded), RESULT_TRUNCATED_NOT_KEPT
+// otherwise.
 func (r *run) render(callID string, obs observation.Observation) string {
 	if obs.Outcome() != outcome.Success {
 		return obs.MessageIn(r.cat)
@@ -704,6 +751,10 @@ func (r *run) render(callID string, obs observation.Observation) string {
 		for cut > 0 && !utf8Start(b[cut]) {
 			cut--
 		}
+		if !r.l.payloadKept(len(b)) {
+			return msg + "\n" + string(b[:cut]) + "\n" + r.cat.Text(prompt.ResultTruncatedNotKept,
+				"kept", strconv.Itoa(cut), "total", strconv.Itoa(len(b)))
+		}
 		return msg + "\n" + string(b[:cut]) + "\n" + r.cat.Text(prompt.ResultTruncated,
 			"kept", strconv.Itoa(cut), "total", strconv.Itoa(len(b)), "ref", callID)
 	}
@@ -713,6 +764,13 @@ func (r *run) render(callID string, obs observation.Observation) string {
 	return msg + "\n" + string(b)
 }
 
+// payloadKept reports whether the evidence guard keeps a payload of n bytes
+// in full (in the ledger, or offloaded), so that RESULT_TRUNCATED may name
+// it; false when the loop does not know (a custom handler).
+func (l *Loop) payloadKept(n int) bool {
+	return l.keptUpTo < 0 || n <= l.keptUpTo
+}
+
 // utf8Start reports whether b can start a UTF-8 sequence.
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
@@ -720,21 +778,23 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // wave: the call's tool message is the decision, a SUCCESS (§6: it
 // advances); the calls after it in the wave are skipped, as after any
 // control tool that exits the node.
-func (r *run) decide(ctx context.Context, d Decision) error {
+// applied says the approvals store already applied an approval or a
+// refusal, with the snapshot's claim (ClaimDecider).
+func (r *run) decide(ctx context.Context, d Decision, applied bool) error {
 	s := r.susp
 	if s.Kind == SuspendApproval && s.Approval != nil && s.CallID == s.Approval.CallID {
-		return r.decideHost(ctx, d)
+		return r.decideHost(ctx, d, applied)
 	}
 	var msg string
 	switch {
 	case s.Kind == SuspendApproval && d.kind == decideApprove:
-		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.CallID, s.Approval.Fingerprint); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.approve(ctx, applied); err != nil {
+			return err
 		}
 		msg = r.cat.Text(prompt.ResultApprovalGranted, "tool", s.Approval.Tool)
 	case s.Kind == SuspendApproval && d.kind == decideDecline:
-		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.decline(ctx, applied); err != nil {
+			return err
 		}
 		msg = r.declined(s.Approval.Tool, d.text)
 	case s.Kind == SuspendFollowUp && d.kind == decideAnswer:
@@ -767,18 +827,18 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 // write gate consumes the approval) and writes its own result; an
 // interruption there leaves it to run on Continue. Decline answers the
 // write call with RESULT_APPROVAL_DECLINED and skips the rest of the turn.
-func (r *run) decideHost(ctx context.Context, d Decision) error {
+func (r *run) decideHost(ctx context.Context, d Decision, applied bool) error {
 	s := r.susp
 	switch d.kind {
 	case decideApprove:
-		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.CallID, s.Approval.Fingerprint); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.approve(ctx, applied); err != nil {
+			return err
 		}
 		r.susp, r.status = nil, 0
 		return nil
 	case decideDecline:
-		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.decline(ctx, applied); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("%w: the run waits for %s, not %s", ErrDecision, s.Kind, d)
@@ -792,6 +852,31 @@ func (r *run) decideHost(ctx context.Context, d Decision) error {
 	w.next++
 	r.resetStalls(ctx, c.ID)
 	r.skipRest(ctx, c.Name)
+	return nil
+}
+
+// approve approves the suspended call in the approvals store, unless the
+// claim already applied it.
+func (r *run) approve(ctx context.Context, applied bool) error {
+	if applied {
+		return nil
+	}
+	a := r.susp.Approval
+	if err := r.l.approvals.Approve(ctx, r.id, a.CallID, a.Fingerprint); err != nil {
+		return fmt.Errorf("react: approvals: %w", err)
+	}
+	return nil
+}
+
+// decline declines the suspended call in the approvals store, unless the
+// claim already applied it.
+func (r *run) decline(ctx context.Context, applied bool) error {
+	if applied {
+		return nil
+	}
+	if err := r.l.approvals.Decline(ctx, r.id, r.susp.Approval.CallID); err != nil {
+		return fmt.Errorf("react: approvals: %w", err)
+	}
 	return nil
 }
 

@@ -34,17 +34,23 @@ func TestRuns_SuspendedRunIsKeptUntilItEnds(t *testing.T) {
 	require.True(t, ok, "a suspended run is saved")
 	assert.Equal(t, runstore.Approval, rec.Kind)
 	assert.Equal(t, "create", rec.Node)
-	assert.Equal(t, "create_site", rec.Tool)
-	assert.JSONEq(t, `{"name":"blog"}`, string(rec.Args))
-	assert.Equal(t, "the user asked for it", rec.Reason)
+	assert.Equal(t, react.Owner{}, rec.Owner, "a run started without WithOwner is the zero owner's")
 	assert.Equal(t, res.Snapshot, rec.Snapshot)
+	p, err := e.loop.Pending(context.Background(), "run-1")
+	require.NoError(t, err)
+	require.NotNil(t, p.Suspension)
+	require.NotNil(t, p.Suspension.Approval)
+	assert.Equal(t, "create_site", p.Suspension.Approval.Tool, "the inbox reads the sealed call")
+	assert.JSONEq(t, `{"name":"blog"}`, string(p.Suspension.Approval.Args))
+	assert.Equal(t, "the user asked for it", p.Suspension.Reason)
+	assert.Equal(t, res.Suspension.Ticket, p.Suspension.Ticket)
 	assert.False(t, rec.Stopped.IsZero(), "the stop time comes from Config.Now")
 
 	page, err := store.List(context.Background(), runstore.Filter{Kind: runstore.Approval})
 	require.NoError(t, err)
 	require.Len(t, page.Runs, 1, "the approvals inbox lists it")
 
-	got, err := e.again(approvalAfter()).ResumeRun(context.Background(), "run-1", react.Approve())
+	got, err := e.again(approvalAfter()).ResumeRun(context.Background(), "run-1", react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, got.Status)
 	assert.Equal(t, 1, create.executions())
@@ -52,8 +58,13 @@ func TestRuns_SuspendedRunIsKeptUntilItEnds(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, ok, "a run that ended is deleted from the store")
 
-	_, err = e.again(approvalAfter()).ResumeRun(context.Background(), "run-1", react.Approve())
-	require.ErrorIs(t, err, react.ErrRunNotFound)
+	_, err = e.again(approvalAfter()).ResumeRun(context.Background(), "run-1", react.Approve(res.Suspension.Ticket))
+	require.ErrorIs(t, err, react.ErrAlreadyResumed, "the same approval again, after the run ended: already decided")
+	var decided *react.DecidedError
+	require.ErrorAs(t, err, &decided)
+	assert.Equal(t, runstore.Approved, decided.Decided.Kind)
+	_, err = e.again(approvalAfter()).ResumeRun(context.Background(), "run-1", react.Approve(""))
+	require.ErrorIs(t, err, react.ErrRunNotFound, "without a ticket of the run, it is not found")
 	assert.Equal(t, 1, create.executions())
 }
 
@@ -66,9 +77,11 @@ func TestRuns_FollowUpAndInterruption(t *testing.T) {
 	rec, _, err := store.Get(context.Background(), "run-1")
 	require.NoError(t, err)
 	assert.Equal(t, runstore.FollowUp, rec.Kind)
-	assert.Equal(t, "Which space?", rec.Question)
+	p, err := e.loop.Pending(context.Background(), "run-1")
+	require.NoError(t, err)
+	assert.Equal(t, "Which space?", p.Suspension.Question)
 
-	got, err := e.loop.ResumeRun(context.Background(), "run-1", react.Answer("the red one"))
+	got, err := e.loop.ResumeRun(context.Background(), "run-1", react.Answer(res.Suspension.Ticket, "the red one"))
 	require.ErrorIs(t, err, context.DeadlineExceeded, "the model fails after the answer")
 	require.Equal(t, react.Interrupted, got.Status)
 	rec, _, err = store.Get(context.Background(), "run-1")
@@ -84,7 +97,7 @@ func TestRuns_FollowUpAndInterruption(t *testing.T) {
 
 func TestRuns_Errors(t *testing.T) {
 	e := newEnv(t, newScript())
-	_, err := e.loop.ResumeRun(context.Background(), "run-1", react.Approve())
+	_, err := e.loop.ResumeRun(context.Background(), "run-1", react.Approve("t"))
 	assert.ErrorIs(t, err, react.ErrNoRunStore)
 
 	broken := &failingRuns{Store: runstore.NewMemory()}
@@ -95,10 +108,10 @@ func TestRuns_Errors(t *testing.T) {
 	require.NotEmpty(t, res.Snapshot, "with the snapshot intact")
 
 	broken.getFails = true
-	_, err = e2.loop.ResumeRun(context.Background(), "run-1", react.Approve())
+	_, err = e2.loop.ResumeRun(context.Background(), "run-1", react.Approve(res.Suspension.Ticket))
 	assert.ErrorIs(t, err, errStore)
 
-	got, err := e2.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err := e2.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, errStore, "the finished run cannot be deleted from the broken store")
 	assert.Equal(t, react.Finished, got.Status, "but the run finished")
 }

@@ -116,7 +116,7 @@ func secretsRun(t *testing.T, lang prompt.Lang) {
 		Model: m, Tools: cat, Lang: lang, Logger: logger,
 		Guards:   &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()},
 		Observer: react.Observers(react.NewLogObserver(logger), rec),
-		NewRunID: func() string { return "run-1" }, Now: (&clock{}).now,
+		NewRunID: func(context.Context) string { return "run-1" }, Now: (&clock{}).now,
 	}
 	loop, err := react.New(cfg)
 	require.NoError(t, err)
@@ -136,7 +136,7 @@ func secretsRun(t *testing.T, lang prompt.Lang) {
 	cfg.Model = m2
 	loop2, err := react.New(cfg)
 	require.NoError(t, err)
-	res, err = loop2.Resume(context.Background(), first, react.Approve())
+	res, err = loop2.Resume(context.Background(), first, react.Approve(ticketOf(t, loop2, first)))
 	require.NoError(t, err)
 	require.Equalf(t, react.Suspended, res.Status, "status after approval = %v; want the follow-up suspension", res.Status)
 

@@ -24,7 +24,7 @@ import (
 
 // The snapshot format. A snapshot is the JSON object
 //
-//	{"format":"reactguard.react.snapshot","version":2,"key":"…","mac":"hmac-sha256:…","state":{…}}
+//	{"format":"reactguard.react.snapshot","version":3,"key":"…","mac":"hmac-sha256:…","state":{…}}
 //
 // sealed with HMAC-SHA256 under one of the loop's snapshot keys (see
 // [Config].SnapshotKeys): key names the key by an id derived from it, and
@@ -35,11 +35,25 @@ import (
 // store may re-indent the document, reorder its keys, change how strings
 // are escaped or round-trip it through a Go map (a jsonb column, say)
 // without breaking the seal, while any change of content does. The
-// state's fields are not API; the envelope's are.
+// state's fields are not API; the envelope's are. Version 3 added the
+// run's owner and seals the time to the nanosecond; version 2 snapshots
+// (sealed to the second, without owner) are still opened, as runs of the
+// zero [Owner].
 const (
 	SnapshotFormat  = "reactguard.react.snapshot"
-	SnapshotVersion = 2
+	SnapshotVersion = 3
 )
+
+// DefaultMaxSnapshotBytes is the size above which a snapshot is refused
+// when [Config].MaxSnapshotBytes is 0: 64 MiB. Each result is kept once in
+// a snapshot (the transcript refers to the evidence's copy when they are
+// the same), so at the loop's default limits (20 rounds, results shown up
+// to 32 KiB) it holds a run of 20 rounds of 100 calls each (about 63 MiB
+// of results at the shown limit) or a run whose in-process evidence keeps
+// 60 payloads at the evidence guard's 1 MiB bound; a run whose state
+// outgrows it is interrupted with [ErrSnapshotTooLarge] when it would be
+// sealed, so the loop never hands out a snapshot it would refuse.
+const DefaultMaxSnapshotBytes = 64 << 20
 
 // MinSnapshotKey is the length in bytes a snapshot key must have at least.
 const MinSnapshotKey = 32
@@ -67,6 +81,15 @@ var (
 	// ErrSnapshotExpired: the snapshot was sealed longer ago than
 	// Config.SnapshotMaxAge allows.
 	ErrSnapshotExpired = fmt.Errorf("%w: expired", ErrSnapshot)
+	// ErrSnapshotTooLarge: the snapshot is larger than
+	// Config.MaxSnapshotBytes. It is refused before any of it is read,
+	// authenticated or decoded; a run whose snapshot would be larger is
+	// interrupted with this error instead of being sealed.
+	ErrSnapshotTooLarge = fmt.Errorf("%w: larger than Config.MaxSnapshotBytes", ErrSnapshot)
+	// ErrSnapshotRun: [Loop.ResumeRun] or [Loop.Pending] found, under a run
+	// id, a snapshot of another run (a run store that mixed its records up,
+	// or was edited).
+	ErrSnapshotRun = fmt.Errorf("%w: it belongs to another run", ErrSnapshot)
 )
 
 // ErrAlreadyResumed is returned by [Loop.Resume] for a snapshot that was
@@ -89,10 +112,10 @@ func newSealKey(k []byte) sealKey {
 	return sealKey{id: hex.EncodeToString(sum[:8]), key: bytes.Clone(k)}
 }
 
-// mac authenticates state under k.
-func (k sealKey) mac(state []byte) string {
+// mac authenticates state of the given format version under k.
+func (k sealKey) mac(version int, state []byte) string {
 	h := hmac.New(sha256.New, k.key)
-	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%s\x00", SnapshotFormat, SnapshotVersion, k.id) // a hash.Hash never fails
+	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%s\x00", SnapshotFormat, version, k.id) // a hash.Hash never fails
 	h.Write(state)
 	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -138,9 +161,11 @@ type envelope struct {
 // model, the user or a tool and hold JSON are kept as strings (see the
 // format above).
 type snapState struct {
-	ID          string                `json:"id"`     // the snapshot's identity, claimed by one resume
-	Sealed      int64                 `json:"sealed"` // Unix seconds
+	ID          string                `json:"id"`                         // the snapshot's identity, claimed by one resume
+	Sealed      int64                 `json:"sealed,omitempty"`           // version 2: Unix seconds
+	SealedNano  int64                 `json:"sealed_ns,omitempty,string"` // version 3: Unix nanoseconds, as a JSON string (exact through float64 decoders)
 	Run         string                `json:"run"`
+	Owner       Owner                 `json:"owner,omitzero"`
 	Node        Node                  `json:"node"`
 	Status      Status                `json:"status"`
 	Round       int                   `json:"round"`
@@ -155,7 +180,12 @@ type snapState struct {
 	Evidence    *wireEvidence         `json:"evidence,omitempty"`
 	Calls       []CallReport          `json:"calls,omitempty"`
 	Carry       map[string]string     `json:"carry,omitempty"` // RunObserver.Carry, within MaxCarried*
+
+	key *sealKey // the key that sealed it, once opened; not part of the state
 }
+
+// sealedAt returns when the snapshot was sealed.
+func (s *snapState) sealedAt() time.Time { return time.Unix(0, s.SealedNano) }
 
 type wireWave struct {
 	Message int             `json:"message"`
@@ -166,8 +196,12 @@ type wireWave struct {
 // wireMessage is a Message whose call arguments are kept as text, so that
 // arguments that are not JSON survive the round trip.
 type wireMessage struct {
-	Role       Role       `json:"role"`
-	Content    string     `json:"content,omitempty"`
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// PayloadOf names the call whose evidence record's payload completes
+	// Content (the message is Content followed by it): a result is kept
+	// once in a snapshot, in the evidence.
+	PayloadOf  string     `json:"payload_of,omitempty"`
 	ToolCalls  []wireCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`
@@ -306,8 +340,9 @@ func (w *wireEvidence) snapshot() evidence.Snapshot {
 func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 	s := snapState{
 		ID:          uuid.NewString(),
-		Sealed:      r.l.now().Unix(),
+		SealedNano:  r.l.now().UnixNano(),
 		Run:         r.id,
+		Owner:       r.owner,
 		Node:        r.node,
 		Status:      r.status,
 		Round:       r.round,
@@ -335,8 +370,65 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("react: snapshot: evidence: %w", err)
 		}
 		s.Evidence = toWireEvidence(ev)
+		keepPayloadsOnce(s.Transcript, s.Evidence)
 	}
-	return r.l.seal(&s)
+	b, err := r.l.seal(&s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Suspension != nil && r.susp != nil {
+		r.ticket = r.l.keys[0].ticket(&s)
+	}
+	return b, nil
+}
+
+// keepPayloadsOnce replaces, in the transcript, the payload that ends a
+// tool message by a reference to the evidence record that holds the same
+// bytes, so that a snapshot keeps each result once.
+func keepPayloadsOnce(ws []wireMessage, ev *wireEvidence) {
+	payloads := make(map[string]string, len(ev.Records))
+	for _, rec := range ev.Records {
+		if rec.Outcome == outcome.Success && rec.Payload != "" {
+			payloads[rec.CallID] = rec.Payload // the latest successful attempt
+		}
+	}
+	for i := range ws {
+		w := &ws[i]
+		if w.Role != RoleTool || w.ToolCallID == "" {
+			continue
+		}
+		if p, ok := payloads[w.ToolCallID]; ok && strings.HasSuffix(w.Content, p) {
+			w.Content, w.PayloadOf = w.Content[:len(w.Content)-len(p)], w.ToolCallID
+		}
+	}
+}
+
+// expandPayloads undoes keepPayloadsOnce; it reports a reference to a
+// payload the evidence does not hold.
+func (s *snapState) expandPayloads() error {
+	var payloads map[string]string
+	for i := range s.Transcript {
+		w := &s.Transcript[i]
+		if w.PayloadOf == "" {
+			continue
+		}
+		if payloads == nil {
+			payloads = make(map[string]string)
+			if s.Evidence != nil {
+				for _, rec := range s.Evidence.Records {
+					if rec.Outcome == outcome.Success && rec.Payload != "" {
+						payloads[rec.CallID] = rec.Payload
+					}
+				}
+			}
+		}
+		p, ok := payloads[w.PayloadOf]
+		if !ok || w.Role != RoleTool || w.PayloadOf != w.ToolCallID {
+			return fmt.Errorf("message %d refers to a payload the snapshot does not hold", i)
+		}
+		w.Content, w.PayloadOf = w.Content+p, ""
+	}
+	return nil
 }
 
 // seal encodes s in its canonical form and seals it under the loop's first
@@ -358,7 +450,14 @@ func (l *Loop) seal(s *snapState) ([]byte, error) {
 		return nil, fmt.Errorf("react: snapshot: %w", err)
 	}
 	k := l.keys[0]
-	return json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Key: k.id, MAC: k.mac(state), State: state})
+	b, err := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Key: k.id, MAC: k.mac(SnapshotVersion, state), State: state})
+	if err != nil {
+		return nil, fmt.Errorf("react: snapshot: %w", err)
+	}
+	if l.maxSnap > 0 && len(b) > l.maxSnap {
+		return nil, fmt.Errorf("%w: the run's state takes %d bytes, the bound is %d; raise Config.MaxSnapshotBytes, lower MaxResultBytes, or keep evidence in a durable store", ErrSnapshotTooLarge, len(b), l.maxSnap)
+	}
+	return b, nil
 }
 
 func strictDecode(b []byte, v any) error {
@@ -377,6 +476,9 @@ func strictDecode(b []byte, v any) error {
 // state, in that order; see the errors wrapping [ErrSnapshot]. It never
 // panics, whatever b holds.
 func (l *Loop) open(b []byte) (*snapState, error) {
+	if l.maxSnap > 0 && len(b) > l.maxSnap {
+		return nil, fmt.Errorf("%w: %d bytes, the bound is %d", ErrSnapshotTooLarge, len(b), l.maxSnap)
+	}
 	var lenient struct {
 		Format  *string `json:"format"`
 		Version *int    `json:"version"`
@@ -390,7 +492,7 @@ func (l *Loop) open(b []byte) (*snapState, error) {
 	if lenient.Format == nil || *lenient.Format != SnapshotFormat {
 		return nil, ErrSnapshotForeign
 	}
-	if lenient.Version == nil || *lenient.Version != SnapshotVersion {
+	if lenient.Version == nil || (*lenient.Version != SnapshotVersion && *lenient.Version != 2) {
 		return nil, fmt.Errorf("%w (version %v)", ErrSnapshotForeign, deref(lenient.Version))
 	}
 	var env envelope
@@ -415,17 +517,29 @@ func (l *Loop) open(b []byte) (*snapState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: state: %w", ErrSnapshotCorrupt, err)
 	}
-	if !hmac.Equal([]byte(key.mac(canon)), []byte(env.MAC)) {
+	if !hmac.Equal([]byte(key.mac(env.Version, canon)), []byte(env.MAC)) {
 		return nil, ErrSnapshotSeal
 	}
+	switch {
+	case env.Version == 2 && (s.Owner != (Owner{}) || s.SealedNano != 0):
+		return nil, fmt.Errorf("%w: a version 2 state with fields of version 3", ErrSnapshotCorrupt)
+	case env.Version == 2:
+		s.SealedNano, s.Sealed = s.Sealed*int64(time.Second), 0
+	case s.Sealed != 0 || s.SealedNano == 0:
+		return nil, fmt.Errorf("%w: the seal time is missing", ErrSnapshotCorrupt)
+	}
 	if max := l.maxAge; max > 0 {
-		if age := l.now().Sub(time.Unix(s.Sealed, 0)); age > max {
-			return nil, fmt.Errorf("%w: sealed %v ago, Config.SnapshotMaxAge is %v", ErrSnapshotExpired, age.Truncate(time.Second), max)
+		if age := l.now().Sub(s.sealedAt()); age > max {
+			return nil, fmt.Errorf("%w: sealed %v ago, Config.SnapshotMaxAge is %v", ErrSnapshotExpired, age, max)
 		}
 	}
 	if err := s.check(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	}
+	if err := s.expandPayloads(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+	}
+	s.key = key
 	return &s, nil
 }
 
@@ -442,6 +556,12 @@ func deref(p *int) any {
 func (s *snapState) check() error {
 	if s.ID == "" || s.Run == "" {
 		return errors.New("no snapshot or run id")
+	}
+	if err := checkRunID(s.Run); err != nil {
+		return err
+	}
+	if err := s.Owner.Check(); err != nil {
+		return err
 	}
 	if s.Status != Suspended && s.Status != Interrupted {
 		return fmt.Errorf("status %v cannot be resumed", s.Status)
@@ -548,7 +668,7 @@ func (s *snapState) checkWave(w *wireWave) error {
 			return errors.New("malformed call outside the wave")
 		}
 		switch p.Kind {
-		case problemNoID, problemIDRepeated, problemNoName:
+		case problemNoID, problemIDRepeated, problemNoName, problemIDTooLong, problemNameTooLong:
 		default:
 			return fmt.Errorf("unknown call problem %q", p.Kind)
 		}
@@ -586,7 +706,7 @@ func (l *Loop) restore(s *snapState) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
 	}
-	r.round, r.stalls, r.status = s.Round, s.Stalls, s.Status
+	r.round, r.stalls, r.status, r.owner = s.Round, s.Stalls, s.Status, s.Owner
 	r.msgs = fromWire(s.Transcript)
 	r.susp = s.Suspension.suspension()
 	r.answers = s.Answers

@@ -44,7 +44,7 @@ func suspendedState(t testing.TB) (*Loop, *snapState) {
 			),
 		),
 		Tools:    tool.MustCatalog(create),
-		Observer: NopObserver{},
+		Observer: DiscardObserver,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func resealed(t *testing.T, l *Loop, s *snapState) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Key: l.keys[0].id, MAC: l.keys[0].mac(state), State: state})
+	b, err := json.Marshal(envelope{Format: SnapshotFormat, Version: SnapshotVersion, Key: l.keys[0].id, MAC: l.keys[0].mac(SnapshotVersion, state), State: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestSnapshotCheck(t *testing.T) {
 			}
 			tt.edit(s)
 			b := resealed(t, l, s)
-			if _, err := l.Resume(context.Background(), b, Answer("blog")); !errors.Is(err, ErrSnapshotCorrupt) {
+			if _, err := l.Resume(context.Background(), b, Answer(l.keys[0].ticket(s), "blog")); !errors.Is(err, ErrSnapshotCorrupt) {
 				t.Errorf("Resume(%s) = %v; want ErrSnapshotCorrupt", tt.name, err)
 			}
 		})
@@ -136,11 +136,11 @@ func TestSnapshotCheck(t *testing.T) {
 func TestSnapshotRestoreNeedsCatalog(t *testing.T) {
 	l, s := suspendedState(t)
 	b := resealed(t, l, s)
-	other, _ := New(Config{Model: scripted(), Observer: NopObserver{}})
-	if _, err := other.Resume(context.Background(), b, Answer("blog")); !errors.Is(err, ErrInvalidNode) || !errors.Is(err, ErrSnapshot) {
+	other, _ := New(Config{Model: scripted(), Observer: DiscardObserver})
+	if _, err := other.Resume(context.Background(), b, Answer(l.keys[0].ticket(s), "blog")); !errors.Is(err, ErrInvalidNode) || !errors.Is(err, ErrSnapshot) {
 		t.Errorf("Resume on a loop without create_site = %v; want ErrInvalidNode and ErrSnapshot", err)
 	}
-	if _, err := l.Resume(context.Background(), b, Answer("blog")); errors.Is(err, ErrAlreadyResumed) || errors.Is(err, ErrSnapshot) {
+	if _, err := l.Resume(context.Background(), b, Answer(l.keys[0].ticket(s), "blog")); errors.Is(err, ErrAlreadyResumed) || errors.Is(err, ErrSnapshot) || errors.Is(err, ErrTicket) {
 		t.Errorf("Resume of the same snapshot in its own loop = %v; want it unclaimed by the refusal", err)
 	}
 }
@@ -265,7 +265,7 @@ func hostState(t testing.TB) (*Loop, *snapState) {
 	l, err := New(Config{
 		Model:    scripted(calls(ToolCall{ID: "w", Name: "create_site", Args: json.RawMessage(`{}`)})),
 		Tools:    tool.MustCatalog(create),
-		Observer: NopObserver{},
+		Observer: DiscardObserver,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -307,9 +307,86 @@ func TestSnapshotCheckHostApproval(t *testing.T) {
 			}
 			tt.edit(s)
 			b := resealed(t, l, s)
-			if _, err := l.Resume(context.Background(), b, Approve()); !errors.Is(err, ErrSnapshotCorrupt) {
+			if _, err := l.Resume(context.Background(), b, Approve(l.keys[0].ticket(s))); !errors.Is(err, ErrSnapshotCorrupt) {
 				t.Errorf("Resume(%s) = %v; want ErrSnapshotCorrupt", tt.name, err)
 			}
 		})
 	}
+}
+
+// A version 2 snapshot (sealed to the second, without owner) still opens,
+// as a run of the zero owner sealed at that second; a version 2 state with
+// version 3 fields is corrupt.
+func TestSnapshotVersion2Opens(t *testing.T) {
+	l, s := suspendedState(t)
+	v2 := *s
+	v2.Sealed, v2.SealedNano = s.sealedAt().Unix(), 0
+	seal := func(st *snapState) []byte {
+		state, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(envelope{Format: SnapshotFormat, Version: 2, Key: l.keys[0].id, MAC: l.keys[0].mac(2, state), State: state})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	got, err := l.open(seal(&v2))
+	if err != nil {
+		t.Fatalf("open(version 2) = %v", err)
+	}
+	if got.sealedAt().Unix() != v2.Sealed || got.Owner != (Owner{}) {
+		t.Fatalf("version 2 opened as sealed %v, owner %v; want %d and the zero owner", got.sealedAt(), got.Owner, v2.Sealed)
+	}
+	bad := v2
+	bad.Owner = Owner{Tenant: "acme"}
+	if _, err := l.open(seal(&bad)); !errors.Is(err, ErrSnapshotCorrupt) {
+		t.Fatalf("open(version 2 with an owner) = %v; want ErrSnapshotCorrupt", err)
+	}
+	v3 := *s
+	v3.SealedNano = 0
+	if _, err := l.open(resealed(t, l, &v3)); !errors.Is(err, ErrSnapshotCorrupt) {
+		t.Fatalf("open(version 3 without a seal time) = %v; want ErrSnapshotCorrupt", err)
+	}
+}
+
+// A transcript message that refers to a payload the snapshot's evidence
+// does not hold is corrupt, even under a valid seal.
+func TestSnapshotPayloadRefChecked(t *testing.T) {
+	l, s := suspendedState(t)
+	for i, m := range s.Transcript {
+		if m.Role == RoleTool {
+			s.Transcript[i].PayloadOf = "nowhere"
+			break
+		}
+	}
+	if _, err := l.open(resealed(t, l, s)); !errors.Is(err, ErrSnapshotCorrupt) {
+		t.Fatalf("open(a dangling payload reference) = %v; want ErrSnapshotCorrupt", err)
+	}
+}
+
+// Whatever ticket a decision carries, nothing runs unless it is the
+// ticket of the suspension the snapshot holds.
+func FuzzResumeTicket(f *testing.F) {
+	l0, s0 := suspendedState(f)
+	good := l0.keys[0].ticket(s0)
+	f.Add(good)
+	f.Add("")
+	f.Add("rgt1.")
+	f.Add("rgt1." + s0.ID + ".")
+	f.Add("rgt1." + s0.ID + "." + strings.Repeat("A", 22))
+	f.Add(strings.Replace(good, "rgt1", "rgt2", 1))
+	f.Fuzz(func(t *testing.T, ticket string) {
+		l, s := suspendedState(t)
+		snap := resealed(t, l, s)
+		want := l.keys[0].ticket(s)
+		_, err := l.Resume(context.Background(), snap, Answer(ticket, "blog"))
+		if ticket == want {
+			return // the genuine ticket (of this suspension) may apply
+		}
+		if !errors.Is(err, ErrTicket) && !errors.Is(err, ErrAlreadyResumed) {
+			t.Fatalf("Resume(ticket %q) = %v; want ErrTicket", ticket, err)
+		}
+	})
 }

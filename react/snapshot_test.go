@@ -43,7 +43,7 @@ func TestSnapshot_Envelope(t *testing.T) {
 	var env map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(res.Snapshot, &env))
 	assert.JSONEq(t, `"reactguard.react.snapshot"`, string(env["format"]))
-	assert.JSONEq(t, `2`, string(env["version"]))
+	assert.JSONEq(t, `3`, string(env["version"]))
 	assert.Regexp(t, `^"[0-9a-f]{16}"$`, string(env["key"]), "the key is named by an id, never included")
 	assert.Regexp(t, `^"hmac-sha256:[0-9a-f]{64}"$`, string(env["mac"]))
 	assert.NotContains(t, string(res.Snapshot), "checksum")
@@ -55,6 +55,7 @@ func TestSnapshot_Refused(t *testing.T) {
 	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
 	res := e.run(approvalNode, "create a site called blog")
 	snap := res.Snapshot
+	ticket := res.Suspension.Ticket
 
 	edit := func(f func(state map[string]any)) []byte {
 		var env map[string]any
@@ -84,7 +85,7 @@ func TestSnapshot_Refused(t *testing.T) {
 		{"foreign object", []byte(`{"hello":"world"}`), react.ErrSnapshotForeign, "no format tag"},
 		{"other format", envEdit(func(e map[string]any) { e["format"] = "langgraph.checkpoint" }), react.ErrSnapshotForeign, "another library's document"},
 		{"version 1", envEdit(func(e map[string]any) { e["version"] = 1 }), react.ErrSnapshotForeign, "unsealed snapshots are no longer read"},
-		{"other version", envEdit(func(e map[string]any) { e["version"] = 3 }), react.ErrSnapshotForeign, "a version this package does not read"},
+		{"other version", envEdit(func(e map[string]any) { e["version"] = 4 }), react.ErrSnapshotForeign, "a version this package does not read"},
 		{"edited stalls", edit(func(s map[string]any) { s["stalls"] = 5 }), react.ErrSnapshotSeal, "the seal covers the content"},
 		{"edited transcript", []byte(strings.Replace(string(snap), "create a site called blog", "delete every site", 1)), react.ErrSnapshotSeal, "the seal covers the user's words"},
 		{"edited snapshot id", edit(func(s map[string]any) { s["id"] = "another-id" }), react.ErrSnapshotSeal, "the identity that is claimed is sealed too"},
@@ -102,13 +103,13 @@ func TestSnapshot_Refused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.loop.Resume(context.Background(), tt.in, react.Approve())
+			_, err := e.loop.Resume(context.Background(), tt.in, react.Approve(ticket))
 			require.ErrorIs(t, err, tt.want, "Resume(%s): %s", tt.name, tt.why)
 			assert.ErrorIs(t, err, react.ErrSnapshot)
 		})
 	}
 	assert.Equal(t, 0, create.executions(), "no refused snapshot executed anything")
-	got, err := e.again(newScript(turn(call("x", react.ToolFail, `{}`)))).Resume(context.Background(), snap, react.Approve())
+	got, err := e.again(newScript(turn(call("x", react.ToolFail, `{}`)))).Resume(context.Background(), snap, react.Approve(ticket))
 	require.NoError(t, err, "the refusals did not claim the genuine snapshot")
 	assert.Equal(t, react.Failed, got.Status)
 }
@@ -117,7 +118,7 @@ func TestSnapshot_DecisionMustFit(t *testing.T) {
 	list, _, create := sitesTools()
 	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
 	res := e.run(approvalNode, "create a site called blog")
-	for _, d := range []react.Decision{react.Answer("yes"), react.Continue(), {}} {
+	for _, d := range []react.Decision{react.Answer(res.Suspension.Ticket, "yes"), react.Continue(), {}} {
 		_, err := e.loop.Resume(context.Background(), res.Snapshot, d)
 		assert.ErrorIs(t, err, react.ErrDecision, "an approval takes Approve or Decline, not %v", d)
 	}
@@ -125,7 +126,7 @@ func TestSnapshot_DecisionMustFit(t *testing.T) {
 	m := newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which space?"}`)))
 	e2 := newEnv(t, m)
 	res = e2.run(react.Node{}, "hi")
-	for _, d := range []react.Decision{react.Approve(), react.Decline(""), react.Answer("  ")} {
+	for _, d := range []react.Decision{react.Approve(res.Suspension.Ticket), react.Decline(res.Suspension.Ticket, ""), react.Answer(res.Suspension.Ticket, "  ")} {
 		_, err := e2.loop.Resume(context.Background(), res.Snapshot, d)
 		assert.ErrorIs(t, err, react.ErrDecision, "a follow-up takes a non-empty Answer, not %v", d)
 	}
@@ -135,8 +136,8 @@ func TestSnapshot_DecisionMustFit(t *testing.T) {
 	res, err := e3.loop.Run(context.Background(), react.Node{}, "hi")
 	require.Error(t, err)
 	require.Equal(t, react.Interrupted, res.Status)
-	_, err = e3.loop.Resume(context.Background(), res.Snapshot, react.Approve())
-	assert.ErrorIs(t, err, react.ErrDecision, "an interrupted run takes Continue")
+	_, err = e3.loop.Resume(context.Background(), res.Snapshot, react.Approve("t"))
+	assert.ErrorIs(t, err, react.ErrTicket, "an interrupted run has no suspension a person's decision could name")
 }
 
 // Resuming in a new Loop value over the same stores, as another process
@@ -155,7 +156,7 @@ func TestResume_NewLoopEquivalence(t *testing.T) {
 		} else {
 			e.model.turns = append(e.model.turns, approvalAfter().turns...)
 		}
-		got, err := l.Resume(context.Background(), snap, react.Approve())
+		got, err := l.Resume(context.Background(), snap, react.Approve(res.Suspension.Ticket))
 		require.NoError(t, err)
 		return got, create
 	}
@@ -187,7 +188,7 @@ func TestResume_EvidenceTravelsInSnapshot(t *testing.T) {
 	cfg.KeepRunState = true
 	l, err := react.New(cfg)
 	require.NoError(t, err)
-	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, got.Status)
 	assert.Equal(t, "SUCCESS ", outcomeOf(t, e.rec, "s"), "the output cites w2, recorded in the new ledger")
@@ -209,13 +210,13 @@ func TestResume_ApprovalNeedsTheGatedCall(t *testing.T) {
 	cfg.Guards = memoryStores()
 	l, err := react.New(cfg)
 	require.NoError(t, err)
-	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, guard.ErrNotPending)
 	assert.Equal(t, react.Suspended, got.Status)
 	assert.Equal(t, res.Snapshot, got.Snapshot, "the same snapshot, to give the decision again")
 	assert.Equal(t, 0, create.executions())
 
-	got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err, "the refused resume released its claim")
 	assert.Equal(t, react.Finished, got.Status)
 	assert.Equal(t, 1, create.executions())
@@ -229,10 +230,10 @@ func TestResume_ApproveTwiceRefused(t *testing.T) {
 	res := e.run(approvalNode, "create a site called blog")
 	require.Equal(t, react.Suspended, res.Status)
 
-	first, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	first, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, first.Status)
-	for _, d := range []react.Decision{react.Approve(), react.Decline("changed my mind")} {
+	for _, d := range []react.Decision{react.Approve(res.Suspension.Ticket), react.Decline(res.Suspension.Ticket, "changed my mind")} {
 		again := newScript(turn(call("w3", "create_site", `{"name":"blog"}`)), turn(call("x", react.ToolFail, `{}`)))
 		second, err := e.again(again).Resume(context.Background(), res.Snapshot, d)
 		require.ErrorIs(t, err, react.ErrAlreadyResumed, "resume #2 with %v", d)
@@ -249,7 +250,7 @@ func TestResume_Declined(t *testing.T) {
 	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
 	res := e.run(approvalNode, "create a site called blog")
 	m := newScript(turn(call("x", react.ToolFail, `{"reason":"the user declined"}`)))
-	got, err := e.again(m).Resume(context.Background(), res.Snapshot, react.Decline("too expensive"))
+	got, err := e.again(m).Resume(context.Background(), res.Snapshot, react.Decline(res.Suspension.Ticket, "too expensive"))
 	require.NoError(t, err)
 	msg := toolMessage(t, got.Transcript, "a")
 	assert.Equal(t, "the user declined the call of create_site: too expensive", msg.Content)
@@ -274,13 +275,13 @@ func TestResume_StoreFailureKeepsSnapshot(t *testing.T) {
 	cfg.Guards = &guard.Options{Ledger: e.guards.Ledger, Approvals: failingApprovals{e.guards.Approvals}, WriteLedger: e.guards.WriteLedger}
 	l, err := react.New(cfg)
 	require.NoError(t, err)
-	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err := l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, errStore)
 	assert.Equal(t, react.Suspended, got.Status)
 	assert.Equal(t, res.Snapshot, got.Snapshot)
 	assert.Equal(t, 0, create.executions())
 
-	got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err, "the decision is given again with the same snapshot once the store is back")
 	assert.Equal(t, react.Finished, got.Status)
 	assert.Equal(t, 1, create.executions())

@@ -112,7 +112,7 @@ func TestTrust_ForgedSnapshotsAreRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := e.again(approvalAfter()).Resume(context.Background(), tt.in, react.Approve())
+			_, err := e.again(approvalAfter()).Resume(context.Background(), tt.in, react.Approve(res.Suspension.Ticket))
 			require.ErrorIs(t, err, tt.want)
 			require.ErrorIs(t, err, react.ErrSnapshot)
 		})
@@ -142,22 +142,22 @@ func TestTrust_KeysRotateAndStayInTheirProcess(t *testing.T) {
 	res, err := withKeys(approvalBefore(), oldKey).Run(context.Background(), approvalNode, "create a site called blog")
 	require.NoError(t, err)
 
-	_, err = e.loop.Resume(context.Background(), res.Snapshot, react.Approve())
+	_, err = e.loop.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, react.ErrSnapshotKey, "a loop on the process key cannot open a snapshot sealed under a configured key")
-	_, err = withKeys(approvalAfter(), newKey).Resume(context.Background(), res.Snapshot, react.Approve())
+	_, err = withKeys(approvalAfter(), newKey).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, react.ErrSnapshotKey, "a retired key no longer opens")
 
 	// Rotation: the new key seals, the old one still opens.
 	m := newScript(turn(call("w2", "create_site", `{"name":"blog"}`)), turn(call("q", react.ToolFollowUp, `{"question":"Which colour should the header have?"}`)))
 	rotated := withKeys(m, newKey, oldKey)
-	got, err := rotated.Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err := rotated.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, got.Status)
 	assert.NotEqual(t, keyID(t, res.Snapshot), keyID(t, got.Snapshot), "the new snapshot is sealed under the first key")
-	_, err = withKeys(approvalAfter(), oldKey).Resume(context.Background(), got.Snapshot, react.Answer("red"))
+	_, err = withKeys(approvalAfter(), oldKey).Resume(context.Background(), got.Snapshot, react.Answer(got.Suspension.Ticket, "red"))
 	require.ErrorIs(t, err, react.ErrSnapshotKey)
 	done := newScript(turn(call("s", react.ToolOutputSet, `{"key":"site_id","value":42,"sourceType":"tool_result","sourceRef":"w2"}`)), turn(finish("f")))
-	got, err = withKeys(done, newKey).Resume(context.Background(), got.Snapshot, react.Answer("red"))
+	got, err = withKeys(done, newKey).Resume(context.Background(), got.Snapshot, react.Answer(got.Suspension.Ticket, "red"))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, got.Status)
 
@@ -165,7 +165,7 @@ func TestTrust_KeysRotateAndStayInTheirProcess(t *testing.T) {
 	list2, _, create2 := sitesTools()
 	e2 := newEnv(t, approvalBefore(), list2.Tool, create2.Tool)
 	res = e2.run(approvalNode, "create a site called blog")
-	got, err = e2.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err = e2.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, got.Status)
 }
@@ -187,13 +187,13 @@ func TestTrust_KeysAreValidated(t *testing.T) {
 		assert.Contains(t, err.Error(), tt.want, tt.name)
 	}
 	key := bytes.Repeat([]byte{3}, 32)
-	cfg := react.Config{Model: newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which?"}`))), SnapshotKeys: [][]byte{key}, Observer: react.NopObserver{}}
+	cfg := react.Config{Model: newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which?"}`))), SnapshotKeys: [][]byte{key}, Observer: react.DiscardObserver}
 	l, err := react.New(cfg)
 	require.NoError(t, err)
 	res, err := l.Run(context.Background(), react.Node{}, "hi")
 	require.NoError(t, err)
 	key[0] = 9 // the caller reuses its slice
-	_, err = l.Resume(context.Background(), res.Snapshot, react.Answer("x"))
+	_, err = l.Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "x"))
 	assert.NotErrorIs(t, err, react.ErrSnapshot, "New copied the key")
 }
 
@@ -300,7 +300,7 @@ func TestTrust_ReencodedSnapshotsResume(t *testing.T) {
 			list, _, create := sitesTools()
 			e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
 			res := e.run(approvalNode, "create a site called blog <b>&</b> — 博客 🚀")
-			got, err := e.again(approvalAfter()).Resume(context.Background(), re.f(t, res.Snapshot), react.Approve())
+			got, err := e.again(approvalAfter()).Resume(context.Background(), re.f(t, res.Snapshot), react.Approve(res.Suspension.Ticket))
 			require.NoError(t, err)
 			assert.Equal(t, react.Finished, got.Status)
 			assert.Equal(t, 1, create.executions())
@@ -333,7 +333,7 @@ func TestTrust_InvalidUTF8Resumes(t *testing.T) {
 		list2, _, create2 := sitesTools()
 		e2 := newEnv(t, newScript(m.turns[0], m.turns[1], m.turns[2]), list2.Tool, create2.Tool)
 		res2 := e2.run(approvalNode, "create "+bad)
-		got, err := e2.again(approvalAfter()).Resume(context.Background(), re.f(t, res2.Snapshot), react.Approve())
+		got, err := e2.again(approvalAfter()).Resume(context.Background(), re.f(t, res2.Snapshot), react.Approve(res2.Suspension.Ticket))
 		require.NoError(t, err, re.name)
 		assert.Equal(t, react.Finished, got.Status, re.name)
 		assert.Equal(t, res2.Transcript[0].Content, got.Transcript[0].Content, "the resumed run holds the text the run held")
@@ -355,7 +355,7 @@ func TestTrust_ExpiredSnapshot(t *testing.T) {
 	mu.Lock()
 	now = now.Add(25 * time.Hour)
 	mu.Unlock()
-	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve())
+	_, err = l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, react.ErrSnapshotExpired)
 	require.ErrorIs(t, err, react.ErrSnapshot)
 	assert.Equal(t, 0, create.executions())
@@ -424,7 +424,7 @@ func TestTrust_ConcurrentDoubleResume(t *testing.T) {
 	for _, snap := range snaps {
 		for range 2 {
 			wg.Go(func() {
-				res, err := loop.Resume(context.Background(), snap, react.Approve())
+				res, err := loop.Resume(context.Background(), snap, react.Approve(ticketOf(t, loop, snap)))
 				switch {
 				case err == nil && res.Status == react.Finished:
 					finished.Add(1)
@@ -454,7 +454,6 @@ func TestTrust_ConcurrentDoubleResume(t *testing.T) {
 // site story: any catalog call that is not a SUCCESS, except the first
 // deferral of the write.
 type verdictCheck struct {
-	react.NopObserver
 	bad *atomic.Int32
 }
 
@@ -473,14 +472,14 @@ func TestTrust_ReplayAfterDefinitiveFailure(t *testing.T) {
 	e := newEnv(t, approvalBefore(), list.Tool, pay.Tool)
 	res := e.run(approvalNode, "create a site called blog")
 	after := newScript(turn(call("w2", "create_site", `{"name":"blog"}`)), turn(call("x", react.ToolFail, `{"reason":"declined"}`)))
-	got, err := e.again(after).Resume(context.Background(), res.Snapshot, react.Approve())
+	got, err := e.again(after).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Failed, got.Status)
 	assert.Equal(t, 1, pay.executions())
 
 	for range 3 {
 		again := newScript(turn(call("w3", "create_site", `{"name":"blog"}`)), turn(call("y", react.ToolFail, `{}`)))
-		_, err = e.again(again).Resume(context.Background(), res.Snapshot, react.Approve())
+		_, err = e.again(again).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 		require.ErrorIs(t, err, react.ErrAlreadyResumed)
 	}
 	assert.Equal(t, 1, pay.executions(), "a declined payment needs a new decision to run again")
@@ -514,7 +513,7 @@ func TestTrust_HostPanicsAreTheSameWithParallelReads(t *testing.T) {
 			cat, err := tool.NewCatalog(list.Tool, stats.Tool)
 			require.NoError(t, err)
 			inner := invoker.New(nil)
-			l, err := react.New(react.Config{Model: m, Tools: cat, Observer: react.NopObserver{},
+			l, err := react.New(react.Config{Model: m, Tools: cat, Observer: react.DiscardObserver,
 				Handler: func(ctx context.Context, call invoker.Call) (observation.Observation, error) {
 					if call.Name == "get_stats" {
 						panic(boom{call.Name})
@@ -531,4 +530,9 @@ func TestTrust_HostPanicsAreTheSameWithParallelReads(t *testing.T) {
 			assert.Equal(t, boom{"get_stats"}, got, "the host's panic value reaches Run's caller")
 		})
 	}
+}
+
+// Observe implements react.Observer through dispatch.
+func (x *verdictCheck) Observe(ctx context.Context, e react.Event) context.Context {
+	return dispatch(ctx, e, x)
 }

@@ -22,6 +22,17 @@
 // from [Model.Requests]; [LastToolMessages] and [ToolMessage] read the tool
 // results a request carries, for reactive steps and for assertions.
 //
+// # Streaming models
+//
+// [Stream] returns a [react.StreamModel] that streams scripted turns
+// ([StreamTurn]): the chunks a test chose, with their boundaries, and an
+// optional error after them (a connection cut mid-call, an in-band error).
+// [Split] cuts a turn into fragments of a given size, a call's arguments
+// included, so that a test can check what the loop does with a call split
+// across many chunks; [StreamModel.Sent] counts the chunks delivered, so a
+// test can check that a slow reader paces the model. [Streaming] makes any
+// model (a scripted [Model] included) stream its answers through Split.
+//
 // # Fake tools
 //
 // The constructors [Succeed], [Respond], [Fail], [FailWith], [Timeout],

@@ -118,16 +118,40 @@ func Example_agent() {
 		Model:    model,
 		Tools:    tool.MustCatalog(spaces.Tool, create.Tool),
 		Guards:   &guard.Options{},
-		Observer: react.NopObserver{},
+		Observer: react.DiscardObserver,
 	})
 	node := react.Node{Name: "site", Tools: []string{"list_spaces", "create_site"}}
 	ctx := context.Background()
 
 	res, _ := loop.Run(ctx, node, "create a site")
 	fmt.Println(res.Status, res.Suspension.Kind, "executions:", create.Executions())
-	res, _ = loop.Resume(ctx, res.Snapshot, react.Approve())
+	res, _ = loop.Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	fmt.Println(res.Status, "executions:", create.Executions(), "turns left:", model.Remaining())
 	// Output:
 	// suspended approval executions: 0
 	// finished executions: 1 turns left: 0
+}
+
+// A streaming model whose chunk boundaries the test chooses: Split cuts a
+// turn's text and each call's arguments into fragments.
+func ExampleStream() {
+	turn := reacttest.Split(reacttest.Turn("Paying.", reacttest.Call("c1", "pay", `{"to":"alice"}`)), 4)
+	for _, c := range turn.Chunks {
+		if c.Call != nil {
+			fmt.Printf("call %q %q %q\n", c.Call.ID, c.Call.Name, c.Call.Args)
+			continue
+		}
+		fmt.Printf("text %q\n", c.Text)
+	}
+	m := reacttest.Stream(turn)
+	resp, err := m.Generate(context.Background(), react.Request{})
+	fmt.Println(resp.Text, string(resp.ToolCalls[0].Args), err, m.Sent())
+	// Output:
+	// text "Payi"
+	// text "ng."
+	// call "c1" "pay" "{\"to"
+	// call "" "" "\":\"a"
+	// call "" "" "lice"
+	// call "" "" "\"}"
+	// Paying. {"to":"alice"} <nil> 6
 }

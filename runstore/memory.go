@@ -31,7 +31,7 @@ func (m *Memory) Save(_ context.Context, r Run) error {
 	if err := Check(r); err != nil {
 		return err
 	}
-	r.Args, r.Snapshot = bytes.Clone(r.Args), bytes.Clone(r.Snapshot)
+	r.Snapshot = bytes.Clone(r.Snapshot)
 	r.Stopped = micro(r.Stopped)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -47,26 +47,25 @@ func (m *Memory) Get(_ context.Context, id string) (Run, bool, error) {
 	if !ok {
 		return Run{}, false, nil
 	}
-	r.Args, r.Snapshot = bytes.Clone(r.Args), bytes.Clone(r.Snapshot)
+	r.Snapshot = bytes.Clone(r.Snapshot)
 	return r, true, nil
 }
 
 // List implements [Store.List].
 func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
-	var after *Cursor
-	if f.Cursor != "" {
-		c, err := ParseCursor(f.Cursor)
-		if err != nil {
-			return Page{}, err
-		}
-		after = &c
+	if err := f.Check(); err != nil {
+		return Page{}, err
 	}
-	f.StoppedBefore, f.StoppedAfter = micro(f.StoppedBefore), micro(f.StoppedAfter)
+	after, cont, _ := f.After() // checked above
 	m.mu.RLock()
 	var sel []Run
 	for _, r := range m.runs {
-		if selects(f, after, r) {
-			r.Args, r.Snapshot = bytes.Clone(r.Args), nil
+		if f.Selects(r) && (!cont || after.After(r.Stopped, r.ID)) {
+			if f.Snapshots {
+				r.Snapshot = bytes.Clone(r.Snapshot)
+			} else {
+				r.Snapshot = nil
+			}
 			sel = append(sel, r)
 		}
 	}
@@ -77,24 +76,10 @@ func (m *Memory) List(_ context.Context, f Filter) (Page, error) {
 	var p Page
 	if n := f.PageSize(); len(sel) > n {
 		sel = sel[:n]
-		last := sel[n-1]
-		p.Next = Cursor{Stopped: last.Stopped, ID: last.ID}.String()
+		p.Next = f.Next(sel[n-1])
 	}
 	p.Runs = sel
 	return p, nil
-}
-
-// selects reports whether f (continuing after the cursor, if any) selects r.
-func selects(f Filter, after *Cursor, r Run) bool {
-	switch {
-	case f.Kind != 0 && r.Kind != f.Kind,
-		f.Node != "" && r.Node != f.Node,
-		!f.StoppedBefore.IsZero() && !r.Stopped.Before(f.StoppedBefore),
-		!f.StoppedAfter.IsZero() && r.Stopped.Before(f.StoppedAfter),
-		after != nil && !after.After(r.Stopped, r.ID):
-		return false
-	}
-	return true
 }
 
 // Delete implements [Store.Delete].

@@ -21,3 +21,9 @@ func TestMemory_SharedAcrossSubtests(t *testing.T) {
 	claims := runstore.NewMemoryClaims()
 	runstoretest.RunClaims(t, func() runstore.Claims { return claims })
 }
+
+func TestMemoryAudit(t *testing.T) {
+	runstoretest.RunAudit(t, func() runstore.Audit { return runstore.NewMemoryAudit() })
+	shared := runstore.NewMemoryAudit()
+	runstoretest.RunAudit(t, func() runstore.Audit { return shared })
+}

@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -76,26 +77,26 @@ func (k *Kind) UnmarshalText(b []byte) error {
 }
 
 // Run is a stopped run as a [Store] keeps it: the sealed snapshot that
-// resumes it, and what an approvals inbox shows without opening it. A store
-// treats every field but ID, Kind and Stopped as opaque.
+// resumes it, and the few columns an inbox selects runs by. Nothing a
+// person decides on is kept outside the snapshot: the pending call, its
+// arguments, the question are read from the sealed snapshot (react's
+// Loop.Pending), never from a column anyone with access to the database
+// could edit. A store treats every field but ID, Owner, Kind and Stopped
+// as opaque.
 type Run struct {
 	// ID is the run's id. Required; a run has one record.
 	ID string
+	// Owner is who the run belongs to (see [Owner]). It selects runs in
+	// [Filter]; the loop checks the owner sealed in the snapshot, not this
+	// copy, before it shows or resumes the run.
+	Owner Owner
 	// Node is the name of the run's node.
 	Node string
 	// Kind is what the run waits for. Required.
 	Kind Kind
-	// Tool and Args are the write call waiting for approval (Approval
-	// only); Args are the arguments as the model sent them, JSON or not.
-	Tool string
-	Args []byte
-	// Reason is why the model asks for approval, in its words (Approval
-	// only; may be empty).
-	Reason string
-	// Question is what the model asks the user (FollowUp only).
-	Question string
 	// Snapshot is the run's sealed snapshot. Required in [Store.Save] and
-	// returned by [Store.Get]; [Store.List] leaves it nil.
+	// returned by [Store.Get], and by [Store.List] when [Filter].Snapshots
+	// is set.
 	Snapshot []byte
 	// Stopped is when the run stopped. Required; stores keep it to the
 	// microsecond, in UTC.
@@ -108,9 +109,39 @@ var (
 	// stop time.
 	ErrInvalidRun = errors.New("runstore: invalid run")
 	// ErrInvalidCursor: a [Filter] cursor that no [Page] of this store
-	// returned.
+	// and filter returned.
 	ErrInvalidCursor = errors.New("runstore: invalid cursor")
+	// ErrInvalidFilter: a [Filter] time outside [MinTime, MaxTime].
+	ErrInvalidFilter = errors.New("runstore: invalid filter")
 )
+
+// MinTime and MaxTime bound the times a [Filter] or a cursor may hold: the
+// years 1 to 9999 in UTC, which every store can compare. A time outside is
+// refused with [ErrInvalidFilter] (or [ErrInvalidCursor] in a cursor),
+// never passed to a database that would fail on it.
+var (
+	MinTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
+)
+
+func inRange(t time.Time) bool { return !t.Before(MinTime) && !t.After(MaxTime) }
+
+// Check reports whether f can be listed: its times, when set, are within
+// [MinTime, MaxTime] (the error wraps [ErrInvalidFilter]), and its cursor,
+// when set, is one of its own pages' (see [Filter.After]). Stores call it
+// at the start of [Store.List].
+func (f Filter) Check() error {
+	for _, b := range [...]struct {
+		name string
+		t    time.Time
+	}{{"StoppedBefore", f.StoppedBefore}, {"StoppedAfter", f.StoppedAfter}} {
+		if !b.t.IsZero() && !inRange(b.t) {
+			return fmt.Errorf("%w: %s %s is outside the years 1 to 9999", ErrInvalidFilter, b.name, b.t.Format(time.RFC3339))
+		}
+	}
+	_, _, err := f.After()
+	return err
+}
 
 // Check reports whether r may be saved; the error wraps [ErrInvalidRun] and
 // names the missing field. Implementations of [Store] use it to refuse runs
@@ -126,6 +157,9 @@ func Check(r Run) error {
 	case r.Stopped.IsZero():
 		return fmt.Errorf("%w %q: no stop time", ErrInvalidRun, r.ID)
 	}
+	if err := r.Owner.Check(); err != nil {
+		return fmt.Errorf("%w %q: %w", ErrInvalidRun, r.ID, err)
+	}
 	return nil
 }
 
@@ -140,6 +174,10 @@ const (
 // run, DefaultLimit at a time. Times are compared to the microsecond, the
 // precision stores keep.
 type Filter struct {
+	// Owner, when set, selects the runs it covers ([Owner.Covers]): the
+	// runs of its tenant, and of its user when User is set. Nil selects
+	// every owner's runs (an operator's view); an inbox always sets it.
+	Owner *Owner
 	// Kind selects runs waiting for one kind of decision; 0 means any.
 	Kind Kind
 	// Node selects the runs of one node; "" means any.
@@ -154,8 +192,15 @@ type Filter struct {
 	// MaxLimit.
 	Limit int
 	// Cursor continues a listing after the last run of a page
-	// ([Page].Next); "" starts at the oldest run.
+	// ([Page].Next) of the same filter; "" starts at the oldest run. A
+	// cursor is bound to the filter that produced it (every field but
+	// Limit, Cursor and Snapshots): with another filter it is refused with
+	// [ErrInvalidCursor], so a cursor never continues another owner's
+	// listing.
 	Cursor string
+	// Snapshots asks List to return each run's snapshot too, so that an
+	// inbox can open every listed run's sealed state without a Get each.
+	Snapshots bool
 }
 
 // PageSize returns the number of runs a page of f holds at most.
@@ -172,7 +217,7 @@ func (f Filter) PageSize() int {
 // Page is one page of [Store.List].
 type Page struct {
 	// Runs are the runs of the page, oldest first (by Stopped, then ID),
-	// without their snapshots.
+	// with their snapshots only when [Filter].Snapshots is set.
 	Runs []Run
 	// Next is the cursor of the next page; "" when this is the last one.
 	Next string
@@ -189,8 +234,10 @@ type Store interface {
 	// Get returns the record of run id, snapshot included.
 	Get(ctx context.Context, id string) (Run, bool, error)
 	// List returns the runs f selects, oldest first, a page at a time. A
-	// cursor from another store or another filter may return
-	// [ErrInvalidCursor] or an arbitrary page; it never fails otherwise.
+	// cursor that no page of this filter returned (another filter's, a
+	// forged one) returns [ErrInvalidCursor] (see [Filter].Cursor); a
+	// cursor of another store may return it or an arbitrary page of this
+	// filter.
 	List(ctx context.Context, f Filter) (Page, error)
 	// Delete removes the record of run id; deleting a missing run is a
 	// no-op.
@@ -201,9 +248,9 @@ type Store interface {
 }
 
 // Cursor is the position after which a listing continues: the stop time and
-// id of the last run of a page. Stores encode it with [Cursor.String] and
-// read it back with [ParseCursor], so that cursors look the same in every
-// implementation.
+// id of the last run of a page, and the filter it belongs to. Stores encode
+// it with [Filter.Next] and read it back with [Filter.After], so that
+// cursors look the same in every implementation.
 type Cursor struct {
 	Stopped time.Time
 	ID      string
@@ -212,26 +259,59 @@ type Cursor struct {
 type wireCursor struct {
 	T int64  `json:"t"` // Unix microseconds
 	I string `json:"i"`
+	F string `json:"f"` // the filter's binding
 }
 
-// String returns the cursor's opaque text form.
-func (c Cursor) String() string {
-	b, _ := json.Marshal(wireCursor{T: c.Stopped.UnixMicro(), I: c.ID}) // cannot fail
+// binding is the digest of what f selects by (not Limit, Cursor,
+// Snapshots): a cursor carries it, so that it continues only a listing of
+// the same filter.
+func (f Filter) binding() string {
+	h := sha256.New()
+	var owner string
+	if f.Owner != nil {
+		owner = "o\x00" + f.Owner.Tenant + "\x00" + f.Owner.User
+	}
+	_, _ = fmt.Fprintf(h, "%d\x00%q\x00%q\x00%d\x00%d", f.Kind, f.Node, owner, unixMicro(f.StoppedBefore), unixMicro(f.StoppedAfter))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
+}
+
+// unixMicro is t in Unix microseconds, 0 for the zero time.
+func unixMicro(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+// Next returns the cursor of f's page that ends with last.
+func (f Filter) Next(last Run) string {
+	b, _ := json.Marshal(wireCursor{T: last.Stopped.UnixMicro(), I: last.ID, F: f.binding()}) // cannot fail
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// ParseCursor reads a cursor written by [Cursor.String]; any other text
-// returns an error wrapping [ErrInvalidCursor].
-func ParseCursor(s string) (Cursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(s))
+// After returns the position f.Cursor continues after, and false when
+// f.Cursor is "". A cursor that no page of f returned (another filter's,
+// or text that is not a cursor) returns an error wrapping
+// [ErrInvalidCursor].
+func (f Filter) After() (Cursor, bool, error) {
+	if f.Cursor == "" {
+		return Cursor{}, false, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(strings.TrimSpace(f.Cursor))
 	if err != nil {
-		return Cursor{}, fmt.Errorf("%w: %w", ErrInvalidCursor, err)
+		return Cursor{}, false, fmt.Errorf("%w: %w", ErrInvalidCursor, err)
 	}
 	var w wireCursor
 	if err := json.Unmarshal(b, &w); err != nil || w.I == "" {
-		return Cursor{}, fmt.Errorf("%w: %q", ErrInvalidCursor, s)
+		return Cursor{}, false, fmt.Errorf("%w: %q", ErrInvalidCursor, f.Cursor)
 	}
-	return Cursor{Stopped: time.UnixMicro(w.T).UTC(), ID: w.I}, nil
+	if c := time.UnixMicro(w.T).UTC(); !inRange(c) {
+		return Cursor{}, false, fmt.Errorf("%w: its time is outside the years 1 to 9999", ErrInvalidCursor)
+	}
+	if w.F != f.binding() {
+		return Cursor{}, false, fmt.Errorf("%w: the cursor belongs to another filter", ErrInvalidCursor)
+	}
+	return Cursor{Stopped: time.UnixMicro(w.T).UTC(), ID: w.I}, true, nil
 }
 
 // After reports whether a run with stop time t and id id comes after the
@@ -239,4 +319,18 @@ func ParseCursor(s string) (Cursor, error) {
 func (c Cursor) After(t time.Time, id string) bool {
 	t, ct := t.UTC().Truncate(time.Microsecond), c.Stopped.UTC().Truncate(time.Microsecond)
 	return t.After(ct) || (t.Equal(ct) && id > c.ID)
+}
+
+// Selects reports whether f selects r by owner, kind, node and stop time
+// (not by cursor). Stores that filter in memory use it.
+func (f Filter) Selects(r Run) bool {
+	switch {
+	case f.Owner != nil && !f.Owner.Covers(r.Owner),
+		f.Kind != 0 && r.Kind != f.Kind,
+		f.Node != "" && r.Node != f.Node,
+		!f.StoppedBefore.IsZero() && !r.Stopped.Before(f.StoppedBefore.UTC().Truncate(time.Microsecond)),
+		!f.StoppedAfter.IsZero() && r.Stopped.Before(f.StoppedAfter.UTC().Truncate(time.Microsecond)):
+		return false
+	}
+	return true
 }

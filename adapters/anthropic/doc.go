@@ -97,4 +97,18 @@
 //
 // A [Model] holds no conversation state and is safe for concurrent use.
 // Generate reads its request and never modifies it.
+//
+// # Streaming
+//
+// A Model is a [react.StreamModel]: the loop makes every model call
+// through [Model.GenerateStream] (in Run as in RunStream), a Messages
+// request with "stream": true read as Server-Sent Events by the adapter
+// itself rather than the SDK's stream helper and accumulator, so that a
+// stream cut before message_stop is a [modelerr.Truncated] error (the loop
+// executes nothing of the turn and keeps a resumable snapshot), an
+// in-band error event (overloaded_error, sent with HTTP 200) is
+// classified by its type ([modelerr.KindOfType]), a stream without
+// "event:" lines or with bare-CR line endings is read whole, and a tool
+// input cut by max_tokens stays the invalid JSON it is. [Options].NoStream
+// turns streaming off: the loop then uses [Model.Generate].
 package anthropic

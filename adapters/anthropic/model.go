@@ -35,6 +35,11 @@ type Options struct {
 	// the client reaches Claude through another provider, e.g.
 	// "aws.bedrock" or "gcp.vertex_ai".
 	Provider string
+	// NoStream makes [Model.GenerateStream] return nil, so that the loop
+	// asks with [Model.Generate] (one JSON response a turn) even when the
+	// host streams the run. By default the loop streams every model call
+	// of this Model (see GenerateStream).
+	NoStream bool
 	// RequestOptions are appended to every request after the adapter's
 	// own options, e.g. option.WithHeader("anthropic-beta", ...) or
 	// option.WithRequestTimeout.

@@ -40,7 +40,9 @@ var adapter = chattest.Adapter{
 	},
 	ModelName: "claude-sonnet-4-5",
 	NewModel: func(t testing.TB, serverURL string) react.Model {
-		return anthropic.New(client(t, serverURL+"/"), "claude-sonnet-4-5", nil)
+		// The shared scenarios answer with JSON bodies; streaming has its
+		// own tests (stream_test.go).
+		return anthropic.New(client(t, serverURL+"/"), "claude-sonnet-4-5", &anthropic.Options{NoStream: true})
 	},
 	Valid:      validAnthropicHistory,
 	ToolNames:  toolNames,

@@ -96,4 +96,18 @@
 //
 // A [Model] holds no conversation state and is safe for concurrent use.
 // Generate reads its request and never modifies it.
+//
+// # Streaming
+//
+// A Model is a [react.StreamModel]: the loop makes every model call
+// through [Model.GenerateStream] (in Run as in RunStream), a chat
+// completion request with "stream": true and
+// stream_options.include_usage, read as Server-Sent Events by the
+// adapter itself rather than the SDK's stream helper, so that a stream
+// cut before "data: [DONE]" is a [modelerr.Truncated] error (the loop
+// executes nothing of the turn and keeps a resumable snapshot), an
+// in-band error event is classified by its type ([modelerr.KindOfType]),
+// and bare-CR line endings are read. [Options].NoStream turns streaming
+// off for a server that cannot stream tool calls: the loop then uses
+// [Model.Generate], one JSON response a turn.
 package openai

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/adapters/openai"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/react"
@@ -175,7 +176,7 @@ func TestLoopTruncatedArgumentsAreClassifiedByTheCore(t *testing.T) {
 	node := chattest.SiteNode()
 	node.Tools = append([]string{"site_publish"}, node.Tools...)
 	loop, err := react.New(react.Config{
-		Model:  newModel(t, s, nil),
+		Model:  newModel(t, s, &openai.Options{NoStream: true}),
 		Tools:  catalog,
 		Guards: &guard.Options{},
 		Logger: chattest.Quiet,

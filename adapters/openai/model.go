@@ -29,6 +29,12 @@ type Options struct {
 	// (e.g. "azure.ai.openai", "deepseek", or your own name for a local
 	// server).
 	Provider string
+	// NoStream makes [Model.GenerateStream] return nil, so that the loop
+	// asks with [Model.Generate] (one JSON response a turn) even when the
+	// host streams the run: for a compatible server that cannot stream,
+	// or cannot stream tool calls. By default the loop streams every model
+	// call of this Model (see GenerateStream).
+	NoStream bool
 	// RequestOptions are appended to every request after the adapter's
 	// own options, e.g. option.WithJSONSet("parallel_tool_calls", false) or
 	// option.WithRequestTimeout.

@@ -34,7 +34,9 @@ var adapter = chattest.Adapter{
 	},
 	ModelName: "gpt-4.1",
 	NewModel: func(t testing.TB, serverURL string) react.Model {
-		return openai.New(client(t, serverURL+"/v1/"), "gpt-4.1", nil)
+		// The shared scenarios answer with JSON bodies; streaming has its
+		// own tests (stream_test.go).
+		return openai.New(client(t, serverURL+"/v1/"), "gpt-4.1", &openai.Options{NoStream: true})
 	},
 	Valid:      validOpenAIHistory,
 	ToolNames:  toolNames,

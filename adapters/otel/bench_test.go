@@ -37,7 +37,7 @@ func (dropSpans) ForceFlush(context.Context) error                { return nil }
 // of a model turn with 1 or 8 read calls through the default guard chain
 // (the node's round limit is 1, so each iteration is a whole run), with
 //
-//   - none: react.NopObserver, no telemetry (the baseline);
+//   - none: react.DiscardObserver, no telemetry (the baseline);
 //   - noop: this observer on the no-op providers of the OpenTelemetry API
 //     (what a service gets when telemetry is wired but not configured);
 //   - recording: this observer on the SDK providers, every span sampled
@@ -71,7 +71,7 @@ func BenchmarkTelemetry(b *testing.B) {
 		turn := reacttest.Calls(calls...)
 		for _, p := range providers {
 			b.Run("calls="+strconv.Itoa(n)+"/"+p.name, func(b *testing.B) {
-				var obs react.Observer = react.NopObserver{}
+				obs := react.DiscardObserver
 				if p.tp != nil {
 					o, err := rgotel.New(p.tp, p.mp, &rgotel.Options{Getenv: func(string) string { return "" }})
 					require.NoError(b, err)

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/reactguard/reactguard/observation"
-	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -77,20 +76,25 @@ func inputMessages(msgs []react.Message) string {
 	return encode(out)
 }
 
-// outputMessages is gen_ai.output.messages: the model's answer.
+// outputMessages is gen_ai.output.messages: the model's answer. Its
+// finish_reason, which the conventions' schema requires, is the API's own;
+// when the API gave none, tool_call for a turn with tool calls, stop
+// otherwise.
 func outputMessages(r react.Response) string {
 	c := toChat(react.Message{Role: react.RoleAssistant, Content: r.Text, ToolCalls: r.ToolCalls})
 	c.FinishReason = r.FinishReason
+	if c.FinishReason == "" {
+		c.FinishReason = "stop"
+		if len(r.ToolCalls) > 0 {
+			c.FinishReason = "tool_call"
+		}
+	}
 	return encode([]chatMessage{c})
 }
 
-// toolResult is gen_ai.tool.call.result: a SUCCESS's data (its message
-// when it has none), or the message of any other verdict (reason and
-// next step), as the model reads it in English.
+// toolResult is gen_ai.tool.call.result, recorded for a SUCCESS only: its
+// data (its message when it has none).
 func toolResult(o observation.Observation) string {
-	if o.Outcome() != outcome.Success {
-		return o.Message()
-	}
 	if d := o.Data(); d != nil {
 		if s := encode(d); s != "" {
 			return s

@@ -3,6 +3,7 @@ package otel
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/reactguard/reactguard/react"
@@ -39,6 +40,12 @@ func FuzzContent(f *testing.F) {
 		if err := json.Unmarshal([]byte(out), &msgs); err != nil || len(msgs) != 1 {
 			t.Fatalf("output messages %q: %v", out, err)
 		}
+		var reasons []struct {
+			FinishReason *string `json:"finish_reason"`
+		}
+		if err := json.Unmarshal([]byte(out), &reasons); err != nil || reasons[0].FinishReason == nil || *reasons[0].FinishReason == "" {
+			t.Fatalf("output messages %q without the finish_reason the schema requires", out)
+		}
 		for _, p := range msgs[0].Parts {
 			if p.Type != "tool_call" || len(args) == 0 {
 				continue
@@ -61,8 +68,25 @@ func FuzzContent(f *testing.F) {
 // Contents are recorded without HTML escaping.
 func TestContentNotHTMLEscaped(t *testing.T) {
 	got := outputMessages(react.Response{Text: "<b>&</b>", ToolCalls: []react.ToolCall{{ID: "c", Name: "q", Args: json.RawMessage(`{"q":"<a&b>"}`)}}})
-	want := `[{"role":"assistant","parts":[{"type":"text","content":"<b>&</b>"},{"type":"tool_call","id":"c","name":"q","arguments":{"q":"<a&b>"}}]}]`
+	want := `[{"role":"assistant","parts":[{"type":"text","content":"<b>&</b>"},{"type":"tool_call","id":"c","name":"q","arguments":{"q":"<a&b>"}}],"finish_reason":"tool_call"}]`
 	if got != want {
 		t.Errorf("outputMessages = %s; want %s", got, want)
+	}
+}
+
+// finish_reason is always there: the API's, or derived from the turn.
+func TestOutputFinishReason(t *testing.T) {
+	for _, tt := range []struct {
+		resp react.Response
+		want string
+	}{
+		{react.Response{Text: "hi", FinishReason: "end_turn"}, `"finish_reason":"end_turn"`},
+		{react.Response{Text: "hi"}, `"finish_reason":"stop"`},
+		{react.Response{ToolCalls: []react.ToolCall{{ID: "c", Name: "t"}}}, `"finish_reason":"tool_call"`},
+		{react.Response{}, `"finish_reason":"stop"`},
+	} {
+		if got := outputMessages(tt.resp); !strings.Contains(got, tt.want) {
+			t.Errorf("outputMessages(%+v) = %s; want %s", tt.resp, got, tt.want)
+		}
 	}
 }

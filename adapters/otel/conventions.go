@@ -186,10 +186,32 @@ const (
 	// KeyStalls is the run's no-progress counter when the call ended, and
 	// the counter after a stall in a stall event.
 	KeyStalls = attribute.Key("reactguard.run.stalls")
+	// KeyStreamed is true on the chat span of a model call made through
+	// react.StreamModel.
+	KeyStreamed = attribute.Key("reactguard.streamed")
+	// KeyTimeToFirstChunk is the time in seconds from the start of a
+	// streamed model call to its first chunk, on its chat span (the
+	// conventions have it only as the metric
+	// gen_ai.client.operation.time_to_first_chunk, also recorded).
+	KeyTimeToFirstChunk = attribute.Key("reactguard.time_to_first_chunk")
+	// KeyContentTruncated names the content attribute (or "status" for a
+	// status description) that Options.MaxContentBytes cut, on the
+	// span's reactguard.content.truncated event; KeyContentBytes and
+	// KeyContentKept are its length and the bytes kept.
+	KeyContentTruncated = attribute.Key("reactguard.content.attribute")
+	KeyContentBytes     = attribute.Key("reactguard.content.bytes")
+	KeyContentKept      = attribute.Key("reactguard.content.kept")
 	// KeyOutputs is the number of outputs set when the call ended.
 	KeyOutputs = attribute.Key("reactguard.run.outputs")
 	// KeyResumed is true on the span of a call of Resume.
 	KeyResumed = attribute.Key("reactguard.run.resumed")
+	// KeyDecision is the decision a call of Resume applies: approve,
+	// decline, answer, continue (spans only).
+	KeyDecision = attribute.Key("reactguard.decision")
+	// KeyDecidedBy is who made that decision, as the host identified them
+	// (react.Decision.DecidedBy). It names a person: it is set on the span
+	// of the resume only, never on a metric.
+	KeyDecidedBy = attribute.Key("reactguard.decision.by")
 	// KeyFailure is why a run failed: model, no_progress, round_limit.
 	KeyFailure = attribute.Key("reactguard.run.failure")
 	// KeySuspension is what a suspension waits for: approval, follow_up.

@@ -54,7 +54,8 @@
 //	                                   reactguard.suspension.kind
 //	├── chat {model}         CLIENT    gen_ai.operation.name=chat, provider, gen_ai.request.model,
 //	│                                  gen_ai.response.{model,id,finish_reasons}, gen_ai.usage.*,
-//	│                                  gen_ai.conversation.id, reactguard.round
+//	│                                  gen_ai.conversation.id, reactguard.round,
+//	│                                  reactguard.streamed, reactguard.time_to_first_chunk (streamed calls)
 //	└── execute_tool {tool}  INTERNAL  gen_ai.operation.name=execute_tool, gen_ai.tool.{name,call.id,type},
 //	                                   reactguard.tool.{outcome,code,layer,call_status,status_class,
 //	                                   attempts,first_status,first_code,business_status,builtin},
@@ -78,17 +79,26 @@
 // A suspended run's span ends when Run returns; the span of the Resume
 // that continues it, in this process or another, links to it: the run's
 // W3C trace context (traceparent, tracestate) travels inside the run's
-// snapshot (react.RunObserver's Carry) and comes back on resume. The new
+// snapshot (react.Carrier) and comes back on resume. The new
 // span's parent is whatever span ctx holds when Resume is called (the
 // request that brought the user's decision, say).
 //
+// A model call made through react.StreamModel (the OpenAI and Anthropic
+// adapters stream) has reactguard.streamed=true and
+// reactguard.time_to_first_chunk, the seconds from the call's start to its
+// first chunk: the conventions have no span attribute for it, only the
+// metric gen_ai.client.operation.time_to_first_chunk, also recorded.
+//
 // Status. FAILED sets a tool span's status to Error, with error.type the
-// code (TOOL_TIMEOUT, …). REJECTED and DEFERRED leave it unset: they are
+// code (TOOL_TIMEOUT, …) and the code as the description (the reason,
+// which may quote the tool's error, only with content capture). REJECTED and DEFERRED leave it unset: they are
 // verdicts the loop gives on a legitimate call — a refused argument, an
 // approval still to ask — not failures of the operation, and the model is
 // told what to do next; their code is in reactguard.tool.code. A run
 // span's status is Error when the run failed (error.type the failure kind:
-// model, no_progress, round_limit) or when Run or Resume returned an error
+// model, no_progress, round_limit, which is also the description: the
+// reason, which may be the model's own words, only with content capture)
+// or when Run or Resume returned an error
 // (error.type: the model error's kind — rate_limited, timeout, canceled, …
 // —, panic, approval_not_pending when the approvals store did not hold the
 // gated call, or _OTHER). A chat span's status is Error when the
@@ -100,13 +110,20 @@
 // Contents. Message contents are not recorded unless
 // [Options].CaptureContent is set, as the conventions recommend: they may
 // hold personal data. With it, chat spans get gen_ai.input.messages and
-// gen_ai.output.messages and execute_tool spans gen_ai.tool.call.arguments
-// and gen_ai.tool.call.result, in the JSON forms of v1.41.0.
+// gen_ai.output.messages (always with the finish_reason its schema
+// requires: the API's, else tool_call or stop) and execute_tool spans
+// gen_ai.tool.call.arguments and, for a call that succeeded,
+// gen_ai.tool.call.result, in the JSON forms of v1.41.0. Each is bounded
+// by [Options].MaxContentBytes ([DefaultMaxContentBytes]): a longer value
+// is cut and the span gets a reactguard.content.truncated event naming the
+// attribute, its length and the bytes kept.
 //
 // # Metrics
 //
 //	gen_ai.client.operation.duration  histogram  s        per model call: gen_ai.operation.name=chat, provider,
 //	                                                      gen_ai.request.model, gen_ai.response.model, error.type
+//	gen_ai.client.operation.time_to_first_chunk  histogram  s  per streamed model call that got a chunk,
+//	                                                      same attributes as the duration
 //	gen_ai.client.token.usage         histogram  {token}  per model call that reported usage, once per
 //	                                                      gen_ai.token.type (input, output), same attributes
 //	reactguard.tool.calls             counter    {call}   per call the loop processed: gen_ai.tool.name,

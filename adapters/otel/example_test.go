@@ -39,7 +39,7 @@ func ExampleNew() {
 			reacttest.Calls(reacttest.Finish("c3", "one site")),
 		),
 		Tools:    catalog,
-		Observer: react.Observers(react.NopObserver{}, tel), // with react.NewLogObserver(logger) in a service
+		Observer: react.Observers(react.DiscardObserver, tel), // with react.NewLogObserver(logger) in a service
 	})
 	res, _ := loop.Run(context.Background(), react.Node{Name: "sites", Tools: []string{"list_sites", "get_stats"}}, "list my sites")
 	fmt.Println(res.Status)

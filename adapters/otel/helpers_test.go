@@ -189,7 +189,7 @@ func (s *site) loop(t testing.TB, m react.Model, o react.Observer, stores *guard
 	t.Helper()
 	l, err := react.New(react.Config{
 		Model: m, Tools: s.catalog, Guards: stores, Observer: o,
-		NewRunID: func() string { return "run-1" }, Now: (&clock{}).now,
+		NewRunID: func(context.Context) string { return "run-1" }, Now: (&clock{}).now,
 	})
 	require.NoError(t, err)
 	return l

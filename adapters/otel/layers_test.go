@@ -78,7 +78,7 @@ func TestCountersGiveTheLayerFigures(t *testing.T) {
 	_, err = s.loop(t, openAI(
 		reacttest.Calls(reacttest.Call("a6", "create_site", `{"name":"shop"}`)),
 		reacttest.Calls(reacttest.Finish("a7", "done")),
-	), obs, g).Resume(ctx, res.Snapshot, react.Approve())
+	), obs, g).Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	// Retried and empty reads, a repeated read, a forbidden call, a turn
 	// without calls, a follow-up, and a failed node.
@@ -91,7 +91,7 @@ func TestCountersGiveTheLayerFigures(t *testing.T) {
 		reacttest.Calls(reacttest.FollowUp("b6", "Which space?")),
 	), obs, g).Run(ctx, node, "price of ACME?")
 	require.NoError(t, err)
-	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.FailNode("b7", "cannot"))), obs, g).Resume(ctx, res.Snapshot, react.Answer("blue"))
+	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.FailNode("b7", "cannot"))), obs, g).Resume(ctx, res.Snapshot, react.Answer(res.Suspension.Ticket, "blue"))
 	require.NoError(t, err)
 	m.RecordTask(true)
 	m.RecordTask(false)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	gotel "go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -52,31 +53,46 @@ type Options struct {
 	// CaptureContent records message contents on the spans: the messages
 	// sent to the model and its answer on chat spans
 	// (gen_ai.input.messages, gen_ai.output.messages), a tool call's
-	// arguments and result on execute_tool spans
-	// (gen_ai.tool.call.arguments, gen_ai.tool.call.result), in the JSON
-	// forms of conventions v1.41.0 whichever Conventions is selected. Off
-	// by default, as the conventions recommend: contents may hold personal
-	// data and are large.
+	// arguments on execute_tool spans (gen_ai.tool.call.arguments) and
+	// the result of a call that succeeded (gen_ai.tool.call.result), in
+	// the JSON forms of conventions v1.41.0 whichever Conventions is
+	// selected, and texts that may quote the model or a tool (a FAILED
+	// call's reason, the model's builtin_node_fail reason) as span status
+	// descriptions, which are otherwise the code or failure kind alone.
+	// Off by default, as the conventions recommend: contents may hold
+	// personal data and are large.
 	CaptureContent bool
+	// MaxContentBytes bounds each captured content attribute (and a
+	// captured status description): a longer value is cut (between UTF-8
+	// sequences) to that many bytes, and the span gets a
+	// reactguard.content.truncated event naming the attribute
+	// ([KeyContentTruncated]) with its length and the bytes kept. 0 means
+	// [DefaultMaxContentBytes]; a negative value means no bound.
+	MaxContentBytes int
 	// Getenv reads OTEL_SEMCONV_STABILITY_OPT_IN for ConventionsFromEnv;
 	// nil means os.Getenv.
 	Getenv func(string) string
 }
 
+// DefaultMaxContentBytes is the bound of a captured content attribute when
+// Options.MaxContentBytes is 0.
+const DefaultMaxContentBytes = 64 << 10
+
 // Observer turns a loop's events into OpenTelemetry spans and metrics. It
-// is a [react.Observer] that also implements [react.RunObserver],
-// [react.ModelObserver] and [react.ToolObserver]: pass it in
-// react.Config.Observer, alone or with [react.Observers]. Build it with
+// is a [react.Observer] (and a [react.EventFilter] and [react.Carrier]):
+// pass it in react.Config.Observer, alone or with [react.Observers]. Build it with
 // [New]; it is immutable and safe for concurrent use by any number of
 // loops and runs.
 type Observer struct {
-	conv     Conventions
-	capture  bool
-	tracer   trace.Tracer
-	provider attribute.Key // gen_ai.system or gen_ai.provider.name
-	prop     propagation.TraceContext
+	conv       Conventions
+	capture    bool
+	maxContent int // < 0: no bound
+	tracer     trace.Tracer
+	provider   attribute.Key // gen_ai.system or gen_ai.provider.name
+	prop       propagation.TraceContext
 
 	opDuration   metric.Float64Histogram
+	firstChunk   metric.Float64Histogram
 	tokenUsage   metric.Int64Histogram
 	toolCalls    metric.Int64Counter
 	toolAttempts metric.Int64Counter
@@ -92,11 +108,55 @@ type Observer struct {
 }
 
 var (
-	_ react.Observer      = (*Observer)(nil)
-	_ react.RunObserver   = (*Observer)(nil)
-	_ react.ModelObserver = (*Observer)(nil)
-	_ react.ToolObserver  = (*Observer)(nil)
+	_ react.Observer    = (*Observer)(nil)
+	_ react.EventFilter = (*Observer)(nil)
+	_ react.Carrier     = (*Observer)(nil)
 )
+
+// Observe implements [react.Observer]: the starts and ends of runs, model
+// calls and tool calls open and close spans; verdicts, skips, stalls and
+// suspensions are counted and added to the run's span. Deltas and the
+// other kinds are not received (see [Observer.Wants]).
+func (o *Observer) Observe(ctx context.Context, e react.Event) context.Context {
+	switch e.Kind {
+	case react.EventRunStart:
+		return o.onRunStart(ctx, e.RunStart)
+	case react.EventRunEnd:
+		o.onRunEnd(ctx, e.RunEnd)
+	case react.EventModelStart:
+		return o.onModelStart(ctx, e.ModelStart)
+	case react.EventModelEnd:
+		o.onModelEnd(ctx, e.ModelEnd)
+	case react.EventToolStart:
+		return o.onToolStart(ctx, e.ToolStart)
+	case react.EventToolEnd:
+		o.onToolEnd(ctx, e.ToolEnd)
+	case react.EventToolInvoked:
+		o.onToolInvoked(ctx, e.Tool)
+	case react.EventToolSkipped:
+		o.onToolSkipped(ctx, e.Tool)
+	case react.EventNoToolCalls:
+		o.onNoToolCalls(ctx, e.RoundEvent)
+	case react.EventStall:
+		o.onStall(ctx, e.Stall)
+	case react.EventStallReset:
+		o.onStallReset(ctx, e.Stall)
+	case react.EventSuspended:
+		o.onSuspended(ctx, e.Suspend)
+	default:
+	}
+	return ctx
+}
+
+// observed are the kinds an Observer receives.
+var observed = react.Events(react.EventRunStart, react.EventRunEnd, react.EventModelStart, react.EventModelEnd,
+	react.EventToolStart, react.EventToolEnd, react.EventToolInvoked, react.EventToolSkipped,
+	react.EventNoToolCalls, react.EventStall, react.EventStallReset, react.EventSuspended)
+
+// Wants implements [react.EventFilter]: every kind but the deltas, the
+// round ends and the finished and failed events (the run's span ends with
+// EventRunEnd).
+func (o *Observer) Wants() react.EventSet { return observed }
 
 // New returns an Observer that creates its tracer from tp and its meter
 // from mp, each nil meaning the global provider (otel.GetTracerProvider,
@@ -123,19 +183,27 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts *Options) (*Obse
 		mp = gotel.GetMeterProvider()
 	}
 	obs := &Observer{
-		conv:     conv,
-		capture:  o.CaptureContent,
-		tracer:   tp.Tracer(ScopeName, trace.WithSchemaURL(conv.schemaURL())),
-		provider: keySystem,
+		conv:       conv,
+		capture:    o.CaptureContent,
+		maxContent: o.MaxContentBytes,
+		tracer:     tp.Tracer(ScopeName, trace.WithSchemaURL(conv.schemaURL())),
+		provider:   keySystem,
 	}
 	if conv == ConventionsLatest {
 		obs.provider = keyProviderName
+	}
+	if obs.maxContent == 0 {
+		obs.maxContent = DefaultMaxContentBytes
 	}
 	meter := mp.Meter(ScopeName, metric.WithSchemaURL(conv.schemaURL()))
 	var errs []error
 	record := func(err error) { errs = append(errs, err) }
 	var d genaiconv.ClientOperationDuration
 	obs.opDuration, err = meter.Float64Histogram(d.Name(), metric.WithUnit(d.Unit()), metric.WithDescription(d.Description()),
+		metric.WithExplicitBucketBoundaries(DurationBuckets...))
+	record(err)
+	var ttfc genaiconv.ClientOperationTimeToFirstChunk
+	obs.firstChunk, err = meter.Float64Histogram(ttfc.Name(), metric.WithUnit(ttfc.Unit()), metric.WithDescription(ttfc.Description()),
 		metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	record(err)
 	var u genaiconv.ClientTokenUsage
@@ -238,10 +306,10 @@ func fail(span trace.Span, errType, description string) {
 	span.SetAttributes(keyErrorType.String(errType))
 }
 
-// OnRunStart implements [react.RunObserver]: it starts the invoke_agent
+// onRunStart handles [react.EventRunStart]: it starts the invoke_agent
 // span of the call, a child of ctx's span, linked to the span of the run
 // it resumes when the snapshot carried one.
-func (o *Observer) OnRunStart(ctx context.Context, e react.RunStartEvent) context.Context {
+func (o *Observer) onRunStart(ctx context.Context, e *react.RunStartEvent) context.Context {
 	name := opInvokeAgent
 	if e.Node != "" {
 		name += " " + e.Node
@@ -258,6 +326,12 @@ func (o *Observer) OnRunStart(ctx context.Context, e react.RunStartEvent) contex
 	if e.Model.Name != "" {
 		attrs = append(attrs, keyRequestModel.String(e.Model.Name))
 	}
+	if e.Decision != "" {
+		attrs = append(attrs, KeyDecision.String(e.Decision))
+	}
+	if e.DecidedBy != "" {
+		attrs = append(attrs, KeyDecidedBy.String(e.DecidedBy))
+	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...)}
 	if len(e.Carried) > 0 {
 		prev := trace.SpanContextFromContext(o.prop.Extract(context.Background(), propagation.MapCarrier(e.Carried)))
@@ -269,7 +343,7 @@ func (o *Observer) OnRunStart(ctx context.Context, e react.RunStartEvent) contex
 	return context.WithValue(ctx, runKey{o}, &run{span: span, resumed: e.Resumed})
 }
 
-// Carry implements [react.RunObserver]: the W3C trace context
+// Carry implements [react.Carrier]: the W3C trace context
 // (traceparent, tracestate) of the run's span, so that the run that
 // resumes the snapshot links to it.
 func (o *Observer) Carry(ctx context.Context) map[string]string {
@@ -282,9 +356,9 @@ func (o *Observer) Carry(ctx context.Context) map[string]string {
 	return m
 }
 
-// OnRunEnd implements [react.RunObserver]: it sets the run's attributes
+// onRunEnd handles [react.EventRunEnd]: it sets the run's attributes
 // and status, ends its span and counts the call in reactguard.runs.
-func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
+func (o *Observer) onRunEnd(ctx context.Context, e *react.RunEndEvent) {
 	r := o.runOf(ctx)
 	status := e.Status.String()
 	if r.span.IsRecording() {
@@ -306,7 +380,13 @@ func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
 		case e.Err != nil:
 			fail(r.span, errorType(e.Err), e.Err.Error())
 		case e.Status == react.Failed && e.Failure != nil:
-			fail(r.span, e.Failure.Kind.String(), e.Failure.Reason)
+			// The reason may be the model's own words (builtin_node_fail):
+			// content, recorded only when the host opts in.
+			desc := e.Failure.Kind.String()
+			if o.capture {
+				desc = o.bound(r.span, "status", e.Failure.Reason)
+			}
+			fail(r.span, e.Failure.Kind.String(), desc)
 		}
 	}
 	r.span.End()
@@ -319,11 +399,11 @@ func (o *Observer) OnRunEnd(ctx context.Context, e react.RunEndEvent) {
 	}
 }
 
-// OnModelStart implements [react.ModelObserver]: it starts the chat span
+// onModelStart handles [react.EventModelStart]: it starts the chat span
 // of the call, a child of the run's span. The attributes a sampler may
 // use (operation, provider, requested model) are given at the start; the
 // others only to a span that records.
-func (o *Observer) OnModelStart(ctx context.Context, e react.ModelStartEvent) context.Context {
+func (o *Observer) onModelStart(ctx context.Context, e *react.ModelStartEvent) context.Context {
 	name := opChat
 	attrs := []attribute.KeyValue{keyOperation.String(opChat), o.providerAttr(e.Model.Provider)}
 	if e.Model.Name != "" {
@@ -332,25 +412,31 @@ func (o *Observer) OnModelStart(ctx context.Context, e react.ModelStartEvent) co
 	}
 	ctx, span := o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if !span.IsRecording() {
-		return ctx // OnModelEnd finds no span of ours: metrics only
+		return ctx // onModelEnd finds no span of ours: metrics only
 	}
 	span.SetAttributes(keyConversationID.String(e.Run), KeyRound.Int(e.Round))
 	if o.capture {
-		span.SetAttributes(keyInputMessages.String(inputMessages(e.Request.Messages)))
+		span.SetAttributes(keyInputMessages.String(o.bound(span, string(keyInputMessages), inputMessages(e.Request.Messages))))
 	}
 	return context.WithValue(ctx, callKey{o}, span)
 }
 
-// OnModelEnd implements [react.ModelObserver]: it records the response
+// onModelEnd handles [react.EventModelEnd]: it records the response
 // (model, id, finish reason, usage) or the error on the chat span, ends it,
 // and records the operation's duration and token usage.
-func (o *Observer) OnModelEnd(ctx context.Context, e react.ModelEndEvent) {
+func (o *Observer) onModelEnd(ctx context.Context, e *react.ModelEndEvent) {
 	resp := e.Response
 	errType := ""
 	if e.Err != nil {
 		errType = errorType(e.Err)
 	}
 	if span := o.callOf(ctx); span.IsRecording() {
+		if e.Streamed {
+			span.SetAttributes(KeyStreamed.Bool(true))
+			if e.FirstChunk > 0 {
+				span.SetAttributes(KeyTimeToFirstChunk.Float64(e.FirstChunk.Seconds()))
+			}
+		}
 		o.recordResponse(span, resp, e.Err, errType)
 		span.End()
 	}
@@ -358,7 +444,8 @@ func (o *Observer) OnModelEnd(ctx context.Context, e react.ModelEndEvent) {
 		o.turns.Add(ctx, 1, metric.WithAttributes(KeyTurnCalls.Bool(len(resp.ToolCalls) > 0)))
 	}
 	durationOn, usageOn := o.opDuration.Enabled(ctx), o.tokenUsage.Enabled(ctx) && resp.Usage != nil && e.Err == nil
-	if !durationOn && !usageOn {
+	firstOn := e.Streamed && e.FirstChunk > 0 && o.firstChunk.Enabled(ctx)
+	if !durationOn && !usageOn && !firstOn {
 		return
 	}
 	attrs := make([]attribute.KeyValue, 0, 5)
@@ -374,6 +461,9 @@ func (o *Observer) OnModelEnd(ctx context.Context, e react.ModelEndEvent) {
 	}
 	if durationOn {
 		o.opDuration.Record(ctx, e.Duration.Seconds(), metric.WithAttributes(attrs...))
+	}
+	if firstOn {
+		o.firstChunk.Record(ctx, e.FirstChunk.Seconds(), metric.WithAttributes(attrs...))
 	}
 	if usageOn {
 		n := len(attrs)
@@ -412,19 +502,19 @@ func (o *Observer) recordResponse(span trace.Span, resp react.Response, err erro
 		}
 	}
 	if o.capture {
-		span.SetAttributes(keyOutputMessages.String(outputMessages(resp)))
+		span.SetAttributes(keyOutputMessages.String(o.bound(span, string(keyOutputMessages), outputMessages(resp))))
 	}
 }
 
-// OnToolStart implements [react.ToolObserver]: it starts the execute_tool
+// onToolStart handles [react.EventToolStart]: it starts the execute_tool
 // span of the call, a child of the run's span. The attributes a sampler
 // may use (gen_ai.operation.name, gen_ai.tool.name) are given at the
 // start; the others only to a span that records.
-func (o *Observer) OnToolStart(ctx context.Context, e react.ToolStartEvent) context.Context {
+func (o *Observer) onToolStart(ctx context.Context, e *react.ToolStartEvent) context.Context {
 	st := o.toolStart(e.Tool)
 	ctx, span := o.tracer.Start(ctx, st.name, st.opts...)
 	if !span.IsRecording() {
-		return ctx // OnToolEnd finds no span of ours: nothing to record
+		return ctx // onToolEnd finds no span of ours: nothing to record
 	}
 	span.SetAttributes(
 		keyToolCallID.String(e.CallID),
@@ -433,7 +523,7 @@ func (o *Observer) OnToolStart(ctx context.Context, e react.ToolStartEvent) cont
 		KeyRound.Int(e.Round),
 	)
 	if o.capture {
-		span.SetAttributes(keyToolArguments.String(string(e.Args)))
+		span.SetAttributes(keyToolArguments.String(o.bound(span, string(keyToolArguments), string(e.Args))))
 	}
 	return context.WithValue(ctx, callKey{o}, span)
 }
@@ -484,11 +574,11 @@ func verdictAttrs(attrs []attribute.KeyValue, e *react.ToolEvent) []attribute.Ke
 	return attrs
 }
 
-// OnToolEnd implements [react.ToolObserver]: it records the verdict on the
+// onToolEnd handles [react.EventToolEnd]: it records the verdict on the
 // execute_tool span and ends it. FAILED sets the status Error with
 // error.type the code; REJECTED and DEFERRED are verdicts, not errors, and
 // leave it unset.
-func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
+func (o *Observer) onToolEnd(ctx context.Context, e *react.ToolEndEvent) {
 	span := o.callOf(ctx)
 	if !span.IsRecording() {
 		span.End()
@@ -510,31 +600,33 @@ func (o *Observer) OnToolEnd(ctx context.Context, e react.ToolEndEvent) {
 		attrs = append(attrs, KeySuspension.String(e.Suspends.String()))
 	}
 	if e.Outcome == outcome.Failed {
+		// The reason may hold the tool's own error text: content,
+		// recorded only when the host opts in; the code otherwise.
 		attrs = append(attrs, keyErrorType.String(e.Code.String()))
-		span.SetStatus(codes.Error, e.Observation.Reason())
+		desc := e.Code.String()
+		if o.capture {
+			desc = o.bound(span, "status", e.Observation.Reason())
+		}
+		span.SetStatus(codes.Error, desc)
 	}
 	span.SetAttributes(attrs...)
-	if o.capture {
-		span.SetAttributes(keyToolResult.String(toolResult(e.Observation)))
+	if o.capture && e.Outcome == outcome.Success {
+		span.SetAttributes(keyToolResult.String(o.bound(span, string(keyToolResult), toolResult(e.Observation))))
 	}
 	span.End()
 }
 
-// OnNodeStarted implements [react.Observer]; the run's span started in
-// OnRunStart.
-func (o *Observer) OnNodeStarted(context.Context, react.NodeEvent) {}
-
-// OnToolInvoked implements [react.Observer]: it counts the call in
+// onToolInvoked handles [react.EventToolInvoked]: it counts the call in
 // reactguard.tool.calls and its executed attempts in
 // reactguard.tool.attempts.
-func (o *Observer) OnToolInvoked(ctx context.Context, e react.ToolEvent) {
+func (o *Observer) onToolInvoked(ctx context.Context, e *react.ToolEvent) {
 	calls, attempts := o.toolCalls.Enabled(ctx), e.Layers.Attempts > 0 && o.toolAttempts.Enabled(ctx)
 	if !calls && !attempts {
 		return
 	}
 	attrs := make([]attribute.KeyValue, 0, 9)
 	attrs = append(attrs, keyToolName.String(e.Tool), KeyBuiltin.Bool(e.Builtin))
-	opt := metric.WithAttributes(verdictAttrs(attrs, &e)...)
+	opt := metric.WithAttributes(verdictAttrs(attrs, e)...)
 	if calls {
 		o.toolCalls.Add(ctx, 1, opt)
 	}
@@ -543,25 +635,26 @@ func (o *Observer) OnToolInvoked(ctx context.Context, e react.ToolEvent) {
 	}
 }
 
-// OnToolSkipped implements [react.Observer]: it counts the call in
+// onToolSkipped handles [react.EventToolSkipped]: it counts the call in
 // reactguard.tool.skipped.
-func (o *Observer) OnToolSkipped(ctx context.Context, e react.ToolEvent) {
+func (o *Observer) onToolSkipped(ctx context.Context, e *react.ToolEvent) {
 	if !o.toolSkipped.Enabled(ctx) {
 		return
 	}
 	o.toolSkipped.Add(ctx, 1, metric.WithAttributes(keyToolName.String(e.Tool), KeyBuiltin.Bool(e.Builtin)))
 }
 
-// OnNoToolCalls implements [react.Observer]: an event on the run's span.
-func (o *Observer) OnNoToolCalls(ctx context.Context, e react.RoundEvent) {
+// onNoToolCalls handles [react.EventNoToolCalls]: an event on the run's
+// span.
+func (o *Observer) onNoToolCalls(ctx context.Context, e react.RoundEvent) {
 	if span := o.runOf(ctx).span; span.IsRecording() {
 		span.AddEvent("reactguard.no_tool_calls", trace.WithAttributes(KeyRound.Int(e.Round)))
 	}
 }
 
-// OnStall implements [react.Observer]: it counts the stall in
+// onStall handles [react.EventStall]: it counts the stall in
 // reactguard.stalls and adds an event to the run's span.
-func (o *Observer) OnStall(ctx context.Context, e react.StallEvent) {
+func (o *Observer) onStall(ctx context.Context, e *react.StallEvent) {
 	if o.stalls.Enabled(ctx) {
 		o.stalls.Add(ctx, 1, metric.WithAttributes(KeyStallReason.String(e.Reason)))
 	}
@@ -571,28 +664,37 @@ func (o *Observer) OnStall(ctx context.Context, e react.StallEvent) {
 	}
 }
 
-// OnStallReset implements [react.Observer]: an event on the run's span.
-func (o *Observer) OnStallReset(ctx context.Context, e react.StallEvent) {
+// onStallReset handles [react.EventStallReset]: an event on the run's span.
+func (o *Observer) onStallReset(ctx context.Context, e *react.StallEvent) {
 	if span := o.runOf(ctx).span; span.IsRecording() {
 		span.AddEvent("reactguard.stall_reset", trace.WithAttributes(KeyRound.Int(e.Round), keyToolCallID.String(e.CallID)))
 	}
 }
 
-// OnSuspended implements [react.Observer]: it counts the suspension in
+// onSuspended handles [react.EventSuspended]: it counts the suspension in
 // reactguard.suspensions (the run's span gets its kind when it ends).
-func (o *Observer) OnSuspended(ctx context.Context, e react.SuspendEvent) {
+func (o *Observer) onSuspended(ctx context.Context, e *react.SuspendEvent) {
 	if !o.suspensions.Enabled(ctx) {
 		return
 	}
 	o.suspensions.Add(ctx, 1, metric.WithAttributes(KeySuspension.String(e.Suspension.Kind.String())))
 }
 
-// OnFinished implements [react.Observer]; the run's span ends in
-// OnRunEnd.
-func (o *Observer) OnFinished(context.Context, react.EndEvent) {}
-
-// OnFailed implements [react.Observer]; the run's span ends in OnRunEnd.
-func (o *Observer) OnFailed(context.Context, react.EndEvent) {}
+// bound returns v cut to the observer's MaxContentBytes (between UTF-8
+// sequences), adding key to span's reactguard.content.truncated when it
+// cut.
+func (o *Observer) bound(span trace.Span, key, v string) string {
+	if o.maxContent < 0 || len(v) <= o.maxContent {
+		return v
+	}
+	cut := o.maxContent
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	span.AddEvent("reactguard.content.truncated", trace.WithAttributes(
+		KeyContentTruncated.String(key), KeyContentBytes.Int(len(v)), KeyContentKept.Int(cut)))
+	return v[:cut]
+}
 
 // RecordTask counts a task the host judged (its validator, the user's
 // acceptance, an evaluation case) in reactguard.tasks, as

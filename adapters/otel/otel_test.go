@@ -2,6 +2,7 @@ package otel_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		reacttest.Calls(reacttest.Call("c5", "create_site", `{"name":"shop"}`)),                            // DEFERRED
 		reacttest.Calls(reacttest.Approval("c6", "create_site", "the user asked for a shop")),              // suspends
 	)
-	res, err := s.loop(t, first, react.Observers(react.NopObserver{}, tel.observer(t, nil)), shared).
+	res, err := s.loop(t, first, react.Observers(react.DiscardObserver, tel.observer(t, nil)), shared).
 		Run(context.Background(), siteNode(), "create a shop site")
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
@@ -150,7 +151,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		reacttest.Calls(reacttest.Call("c7", "create_site", `{"name":"shop"}`)),
 		reacttest.Calls(reacttest.Finish("c8", "created the shop")),
 	)
-	res, err = s.loop(t, second, tel.observer(t, nil), shared).Resume(context.Background(), res.Snapshot, react.Approve())
+	res, err = s.loop(t, second, tel.observer(t, nil), shared).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket).DecidedBy("alice@acme"))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
 	assert.Equal(t, 1, s.create.Executions())
@@ -162,6 +163,8 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 	assert.Equal(t, run1.SpanContext().TraceID(), run2.Links()[0].SpanContext.TraceID())
 	assert.Equal(t, run1.SpanContext().SpanID(), run2.Links()[0].SpanContext.SpanID())
 	assert.Equal(t, true, attrs(run2)["reactguard.run.resumed"])
+	assert.Equal(t, "approve", attrs(run2)["reactguard.decision"])
+	assert.Equal(t, "alice@acme", attrs(run2)["reactguard.decision.by"], "the resume's span carries the decider")
 	assert.Equal(t, "finished", attrs(run2)["reactguard.run.status"])
 	assert.Equal(t, "unverified", attrs(run2)["reactguard.run.goal"], "no required output: the model's word only")
 	assert.Equal(t, int64(7), attrs(run2)["reactguard.run.rounds"])
@@ -221,6 +224,10 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 		counts(t, ms[rgotel.MetricToolAttempts], rgotel.KeyCallStatus, rgotel.KeyStatusClass, rgotel.KeyBusinessStatus),
 		"executed attempts: list_sites, create_site (evidence), get_stats (failed, no business judgment)")
 	assert.Equal(t, map[string]int64{"true": 7}, counts(t, ms[rgotel.MetricTurns], rgotel.KeyTurnCalls), "every turn called a tool")
+	for name, m := range ms {
+		assert.NotContains(t, fmt.Sprintf("%+v", m.Data), string(rgotel.KeyDecidedBy), "metric %s names the decider", name)
+		assert.NotContains(t, fmt.Sprintf("%+v", m.Data), "alice@acme", "metric %s names the decider", name)
+	}
 }
 
 // OTEL_SEMCONV_STABILITY_OPT_IN selects the conventions, as their
@@ -453,7 +460,7 @@ func TestContentCapture(t *testing.T) {
 		assert.Equal(t, `{"page":1}`, list["gen_ai.tool.call.arguments"])
 		assert.Equal(t, `[{"id":7,"name":"blog"}]`, list["gen_ai.tool.call.result"])
 		stats := attrs(tel.ended("execute_tool get_stats")[0])
-		assert.Contains(t, stats["gen_ai.tool.call.result"], ". Next: ", "a non-success's result is its message, with the next step")
+		assert.NotContains(t, stats, "gen_ai.tool.call.result", "a result only for a call that succeeded")
 	}
 }
 
@@ -520,7 +527,7 @@ func TestNoLinkWithoutSpanContext(t *testing.T) {
 	assert.NotContains(t, string(res.Snapshot), "traceparent")
 	tel := newTelemetry(t)
 	_, err = s.loop(t, openAI(reacttest.Calls(reacttest.Finish("f", "done"))), tel.observer(t, nil), shared).
-		Resume(context.Background(), res.Snapshot, react.Answer("the blue one"))
+		Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "the blue one"))
 	require.NoError(t, err)
 	assert.Empty(t, tel.ended("invoke_agent sites")[0].Links())
 }
@@ -536,7 +543,7 @@ func TestUnappliedDecisionEndsSpan(t *testing.T) {
 	), tel.observer(t, nil), stores()).Run(context.Background(), siteNode(), "hi")
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
-	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores()).Resume(context.Background(), res.Snapshot, react.Approve())
+	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.ErrorIs(t, err, guard.ErrNotPending)
 	runs := tel.ended("invoke_agent sites")
 	require.Len(t, runs, 2)
@@ -548,7 +555,7 @@ func TestUnappliedDecisionEndsSpan(t *testing.T) {
 	assert.Equal(t, len(tel.spans.Started()), len(tel.spans.Ended()))
 
 	// A decision that does not fit is refused before anything starts.
-	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores()).Resume(context.Background(), res.Snapshot, react.Answer("yes"))
+	_, err = s.loop(t, openAI(), tel.observer(t, nil), stores()).Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "yes"))
 	require.ErrorIs(t, err, react.ErrDecision)
 	assert.Len(t, tel.ended("invoke_agent sites"), 2, "no span for a refused decision")
 }

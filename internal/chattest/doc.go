@@ -38,7 +38,7 @@
 //
 //   - [Adapter.RunApprovalLoop]: read → write (DEFERRED
 //     APPROVAL_REQUIRED) → builtin_node_approval → suspend → resume with
-//     react.Approve() in a new loop value and a new model → write
+//     react.Approve(ticket) in a new loop value and a new model → write
 //     (SUCCESS, executed once) → builtin_node_finish, with the API's
 //     history checker run on every request. It returns the server so the
 //     adapter can check its requests further.

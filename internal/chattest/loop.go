@@ -104,7 +104,7 @@ var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // RunApprovalLoop runs the whole loop on the adapter against a server
 // replaying [LoopReplies]: read (SUCCESS), write (DEFERRED
 // APPROVAL_REQUIRED), builtin_node_approval (suspended), then a resume
-// with react.Approve() in a new loop value with a new model (as in a new
+// with react.Approve(ticket) in a new loop value with a new model (as in a new
 // process, sharing only the guard stores), the write again (SUCCESS,
 // executed exactly once), builtin_node_finish. It asserts the suspension
 // (kind, approval call id calls.Approval, gated tool create_site and call
@@ -128,7 +128,7 @@ func (a Adapter) RunApprovalLoop(t *testing.T, runID string, calls LoopCalls) *S
 			Tools:    catalog,
 			Guards:   stores,
 			Logger:   Quiet,
-			NewRunID: func() string { return runID },
+			NewRunID: func(context.Context) string { return runID },
 		})
 		require.NoError(t, err)
 		return l
@@ -147,7 +147,7 @@ func (a Adapter) RunApprovalLoop(t *testing.T, runID string, calls LoopCalls) *S
 	assert.Zero(t, creates.Load(), "the write must not run before approval")
 	require.Len(t, s.Requests(), 3)
 
-	res, err = newLoop().Resume(ctx, res.Snapshot, react.Approve())
+	res, err = newLoop().Resume(ctx, res.Snapshot, react.Approve(res.Suspension.Ticket))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status, "Resume() status; failure: %+v", res.Failure)
 	assert.Equal(t, Summary, res.Summary)
@@ -196,7 +196,7 @@ func (a Adapter) RunModelErrorLoop(t *testing.T, rateLimited Reply) {
 		Tools:    SiteCatalog(&creates),
 		Guards:   &guard.Options{},
 		Logger:   Quiet,
-		NewRunID: func() string { return "run-429" },
+		NewRunID: func(context.Context) string { return "run-429" },
 	}
 	loop, err := react.New(cfg)
 	require.NoError(t, err)

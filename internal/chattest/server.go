@@ -23,6 +23,9 @@ type Reply struct {
 	Body        string            // the body when File is empty
 	ContentType string            // application/json when empty
 	Hang        bool              // hold the request until the client gives up or the server closes
+	// HangAfterBody writes and flushes the body, then holds the request
+	// open like Hang: a stream that never ends.
+	HangAfterBody bool
 }
 
 // Endpoint is the API a [Server] stands in for. The zero Endpoint accepts
@@ -137,6 +140,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
+	if rep.HangAfterBody {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+	}
 }
 
 // Arrived receives one value per request the server has taken a reply

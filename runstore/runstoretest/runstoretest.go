@@ -1,5 +1,5 @@
 // Package runstoretest checks that implementations keep the contracts of
-// [runstore.Claims] and [runstore.Store]. Run it from a test of the
+// [runstore.Claims], [runstore.Store] and [runstore.Audit]. Run it from a test of the
 // implementation:
 //
 //	func TestClaims(t *testing.T) {
@@ -8,6 +8,10 @@
 //
 //	func TestRuns(t *testing.T) {
 //		runstoretest.RunStore(t, func() runstore.Store { return mystore.Runs() })
+//	}
+//
+//	func TestAudit(t *testing.T) {
+//		runstoretest.RunAudit(t, func() runstore.Audit { return mystore.Audit() })
 //	}
 //
 // A store that takes over the claims of dead resumes (see

@@ -41,6 +41,11 @@ var storeCases = []storeCase{
 	{"ListRefusesForeignCursor", listRefusesForeignCursor},
 	{"Expire", expire},
 	{"ConcurrentSaves", concurrentSaves},
+	{"ListByOwner", listByOwner},
+	{"CursorBoundToFilter", cursorBoundToFilter},
+	{"ListSnapshots", listSnapshots},
+	{"ListExactPage", listExactPage},
+	{"ListRefusesOutOfRangeTimes", listRefusesOutOfRangeTimes},
 }
 
 // base is the stop time of the runs of most cases: recent, with a
@@ -49,8 +54,7 @@ var base = time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
 
 func approvalRun(id, node string, stopped time.Time) runstore.Run {
 	return runstore.Run{
-		ID: id, Node: node, Kind: runstore.Approval,
-		Tool: "create_site", Args: []byte(`{"name":"blog"}`), Reason: "the user asked for it",
+		ID: id, Node: node, Kind: runstore.Approval, Owner: runstore.Owner{Tenant: "acme", User: "alice"},
 		Snapshot: []byte(`{"format":"test","id":"` + id + `"}`), Stopped: stopped,
 	}
 }
@@ -65,8 +69,7 @@ func getMissing(t *testing.T, s runstore.Store, prefix string) {
 
 // sameRun compares two runs, the stop time to the microsecond.
 func sameRun(a, b runstore.Run, withSnapshot bool) bool {
-	same := a.ID == b.ID && a.Node == b.Node && a.Kind == b.Kind && a.Tool == b.Tool &&
-		bytes.Equal(a.Args, b.Args) && a.Reason == b.Reason && a.Question == b.Question &&
+	same := a.ID == b.ID && a.Node == b.Node && a.Kind == b.Kind && a.Owner == b.Owner &&
 		a.Stopped.Equal(b.Stopped.UTC().Truncate(time.Microsecond))
 	if withSnapshot {
 		same = same && bytes.Equal(a.Snapshot, b.Snapshot)
@@ -78,7 +81,7 @@ func saveGetRoundTrip(t *testing.T, s runstore.Store, prefix string) {
 	local := time.FixedZone("UTC+8", 8*3600)
 	for _, r := range []runstore.Run{
 		approvalRun(prefix+"/a", prefix, base.In(local)),
-		{ID: prefix + "/f", Node: prefix, Kind: runstore.FollowUp, Question: "which space? 哪个空间？",
+		{ID: prefix + "/f", Node: prefix, Kind: runstore.FollowUp, Owner: runstore.Owner{Tenant: "租户\x00", User: "ユーザー"},
 			Snapshot: []byte(`{"s":"\u0000 and 日本"}`), Stopped: base.Add(time.Second)},
 		{ID: prefix + "/i", Node: prefix, Kind: runstore.Interrupted, Snapshot: []byte{0xff, 0x00, 'x'}, Stopped: base.Add(2 * time.Second)},
 	} {
@@ -97,7 +100,7 @@ func saveGetRoundTrip(t *testing.T, s runstore.Store, prefix string) {
 func saveReplaces(t *testing.T, s runstore.Store, prefix string) {
 	id := prefix + "/r"
 	must(t, s.Save(bg, approvalRun(id, prefix, base)))
-	next := runstore.Run{ID: id, Node: prefix, Kind: runstore.FollowUp, Question: "which space?",
+	next := runstore.Run{ID: id, Node: prefix, Kind: runstore.FollowUp, Owner: runstore.Owner{Tenant: "acme", User: "bob"},
 		Snapshot: []byte(`{"second":true}`), Stopped: base.Add(time.Minute)}
 	must(t, s.Save(bg, next))
 	got, ok, err := s.Get(bg, id)
@@ -123,6 +126,8 @@ func saveRefusesInvalid(t *testing.T, s runstore.Store, prefix string) {
 		{"undefined kind", func(r *runstore.Run) { r.Kind = 9 }},
 		{"no snapshot", func(r *runstore.Run) { r.Snapshot = nil }},
 		{"no stop time", func(r *runstore.Run) { r.Stopped = time.Time{} }},
+		{"tenant not UTF-8", func(r *runstore.Run) { r.Owner.Tenant = "\xff" }},
+		{"user too long", func(r *runstore.Run) { r.Owner.User = strings.Repeat("u", runstore.MaxOwnerPart+1) }},
 	} {
 		r := ok
 		tt.edit(&r)
@@ -139,11 +144,10 @@ func saveCopies(t *testing.T, s runstore.Store, prefix string) {
 	r := approvalRun(prefix+"/c", prefix, base)
 	must(t, s.Save(bg, r))
 	copy(r.Snapshot, "XXXX")
-	copy(r.Args, "YYYY")
 	got, _, err := s.Get(bg, r.ID)
 	must(t, err)
-	if !bytes.HasPrefix(got.Snapshot, []byte(`{"fo`)) || !bytes.HasPrefix(got.Args, []byte(`{"na`)) {
-		t.Fatalf("Get after the caller changed its slices = %s, %s; want the saved bytes (the store must not alias)", got.Snapshot, got.Args)
+	if !bytes.HasPrefix(got.Snapshot, []byte(`{"fo`)) {
+		t.Fatalf("Get after the caller changed its slice = %s; want the saved bytes (the store must not alias)", got.Snapshot)
 	}
 	copy(got.Snapshot, "ZZZZ")
 	again, _, err := s.Get(bg, r.ID)
@@ -188,8 +192,8 @@ func listOrderAndPages(t *testing.T, s runstore.Store, prefix string) {
 			if r.Snapshot != nil {
 				t.Fatalf("List returned the snapshot of %q; want nil (Get returns it)", r.ID)
 			}
-			if r.Tool != "create_site" || string(r.Args) != `{"name":"blog"}` || r.Reason == "" {
-				t.Fatalf("List returned %+v; want the inbox fields (tool, args, reason)", r)
+			if r.Owner != (runstore.Owner{Tenant: "acme", User: "alice"}) || r.Kind != runstore.Approval || r.Node != prefix {
+				t.Fatalf("List returned %+v; want the listing fields (owner, kind, node)", r)
 			}
 		}
 		all = append(all, ids(p, prefix)...)
@@ -215,7 +219,7 @@ func listFilters(t *testing.T, s runstore.Store, prefix string) {
 	runs := []runstore.Run{
 		approvalRun(prefix+"/a1", prefix, base),
 		approvalRun(prefix+"/a2", prefix, base.Add(time.Hour)),
-		{ID: prefix + "/f1", Node: prefix, Kind: runstore.FollowUp, Question: "which?", Snapshot: []byte("{}"), Stopped: base.Add(2 * time.Hour)},
+		{ID: prefix + "/f1", Node: prefix, Kind: runstore.FollowUp, Snapshot: []byte("{}"), Stopped: base.Add(2 * time.Hour)},
 		{ID: prefix + "/i1", Node: prefix, Kind: runstore.Interrupted, Snapshot: []byte("{}"), Stopped: base.Add(3 * time.Hour)},
 		approvalRun(prefix+"/o1", other, base.Add(time.Hour)),
 	}
@@ -306,5 +310,137 @@ func concurrentSaves(t *testing.T, s runstore.Store, prefix string) {
 	must(t, err)
 	if len(p.Runs) != 8 {
 		t.Fatalf("List after concurrent saves of 8 runs = %d runs; want 8", len(p.Runs))
+	}
+}
+
+func ownedRun(id, node, tenant, user string, stopped time.Time) runstore.Run {
+	r := approvalRun(id, node, stopped)
+	r.Owner = runstore.Owner{Tenant: tenant, User: user}
+	return r
+}
+
+func listByOwner(t *testing.T, s runstore.Store, prefix string) {
+	for _, r := range []runstore.Run{
+		ownedRun(prefix+"/a-alice", prefix, "acme", "alice", base),
+		ownedRun(prefix+"/a-bob", prefix, "acme", "bob", base.Add(time.Second)),
+		ownedRun(prefix+"/b-carol", prefix, "beta", "carol", base.Add(2*time.Second)),
+		ownedRun(prefix+"/none", prefix, "", "", base.Add(3*time.Second)),
+		ownedRun(prefix+"/none-dave", prefix, "", "dave", base.Add(4*time.Second)),
+		ownedRun(prefix+"/acme-like", prefix, "acme ", "alice", base.Add(5*time.Second)),
+	} {
+		must(t, s.Save(bg, r))
+	}
+	for _, tt := range []struct {
+		name  string
+		owner *runstore.Owner
+		want  []string
+	}{
+		{"every owner (nil)", nil, []string{"a-alice", "a-bob", "b-carol", "none", "none-dave", "acme-like"}},
+		{"a tenant covers its users", &runstore.Owner{Tenant: "acme"}, []string{"a-alice", "a-bob"}},
+		{"a user covers only their runs", &runstore.Owner{Tenant: "acme", User: "bob"}, []string{"a-bob"}},
+		{"another tenant's user sees nothing of acme", &runstore.Owner{Tenant: "beta", User: "alice"}, []string{}},
+		{"the zero owner covers the runs without tenant", &runstore.Owner{}, []string{"none", "none-dave"}},
+		{"a user without tenant", &runstore.Owner{User: "dave"}, []string{"none-dave"}},
+		{"tenants compare exactly (no trimming)", &runstore.Owner{Tenant: "acme "}, []string{"acme-like"}},
+	} {
+		p, err := s.List(bg, runstore.Filter{Node: prefix, Owner: tt.owner})
+		must(t, err)
+		if got := ids(p, prefix); !slices.Equal(got, tt.want) {
+			t.Errorf("List(%s) = %v; want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func cursorBoundToFilter(t *testing.T, s runstore.Store, prefix string) {
+	for i := range 4 {
+		must(t, s.Save(bg, ownedRun(fmt.Sprintf("%s/a%d", prefix, i), prefix, "acme", "alice", base.Add(time.Duration(i)*time.Second))))
+		must(t, s.Save(bg, ownedRun(fmt.Sprintf("%s/b%d", prefix, i), prefix, "beta", "bob", base.Add(time.Duration(i)*time.Second))))
+	}
+	acme := runstore.Filter{Node: prefix, Owner: &runstore.Owner{Tenant: "acme"}, Limit: 2}
+	p, err := s.List(bg, acme)
+	must(t, err)
+	if p.Next == "" {
+		t.Fatal("first page of 4 runs with limit 2 has no next cursor")
+	}
+	for _, tt := range []struct {
+		name string
+		f    runstore.Filter
+	}{
+		{"another tenant", runstore.Filter{Node: prefix, Owner: &runstore.Owner{Tenant: "beta"}, Limit: 2}},
+		{"every owner", runstore.Filter{Node: prefix, Limit: 2}},
+		{"another user of the tenant", runstore.Filter{Node: prefix, Owner: &runstore.Owner{Tenant: "acme", User: "x"}, Limit: 2}},
+		{"another node", runstore.Filter{Node: prefix + "/x", Owner: &runstore.Owner{Tenant: "acme"}, Limit: 2}},
+		{"another kind", runstore.Filter{Node: prefix, Owner: &runstore.Owner{Tenant: "acme"}, Kind: runstore.FollowUp, Limit: 2}},
+		{"another time window", runstore.Filter{Node: prefix, Owner: &runstore.Owner{Tenant: "acme"}, StoppedAfter: base, Limit: 2}},
+	} {
+		tt.f.Cursor = p.Next
+		if got, err := s.List(bg, tt.f); !errors.Is(err, runstore.ErrInvalidCursor) {
+			t.Errorf("List(%s, acme's cursor) = %v, %v; want ErrInvalidCursor (a cursor is bound to its filter)", tt.name, ids(got, prefix), err)
+		}
+	}
+	same := acme
+	same.Cursor, same.Limit, same.Snapshots = p.Next, 10, true // the page size and snapshots are not part of the binding
+	p2, err := s.List(bg, same)
+	must(t, err)
+	if got := ids(p2, prefix); !slices.Equal(got, []string{"a2", "a3"}) {
+		t.Fatalf("List(acme, its own cursor) = %v; want [a2 a3]", got)
+	}
+}
+
+func listSnapshots(t *testing.T, s runstore.Store, prefix string) {
+	r := approvalRun(prefix+"/s", prefix, base)
+	must(t, s.Save(bg, r))
+	p, err := s.List(bg, runstore.Filter{Node: prefix, Snapshots: true})
+	must(t, err)
+	if len(p.Runs) != 1 || !bytes.Equal(p.Runs[0].Snapshot, r.Snapshot) {
+		t.Fatalf("List(Snapshots) = %+v; want the run with its snapshot %s", p.Runs, r.Snapshot)
+	}
+	p.Runs[0].Snapshot[0] = 'X'
+	again, _, err := s.Get(bg, r.ID)
+	must(t, err)
+	if !bytes.Equal(again.Snapshot, r.Snapshot) {
+		t.Fatalf("Get after the caller changed a listed snapshot = %s; want the saved bytes", again.Snapshot)
+	}
+}
+
+func listRefusesOutOfRangeTimes(t *testing.T, s runstore.Store, prefix string) {
+	must(t, s.Save(bg, approvalRun(prefix+"/a", prefix, base)))
+	bc := time.Date(-4800, 1, 1, 0, 0, 0, 0, time.UTC)
+	far := time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name string
+		f    runstore.Filter
+		want error
+	}{
+		{"StoppedAfter before 4713 BC", runstore.Filter{Node: prefix, StoppedAfter: bc}, runstore.ErrInvalidFilter},
+		{"StoppedBefore past year 294276", runstore.Filter{Node: prefix, StoppedBefore: far}, runstore.ErrInvalidFilter},
+		{"a cursor at 4800 BC", runstore.Filter{Node: prefix, Cursor: cursorAt(runstore.Filter{Node: prefix}, bc)}, runstore.ErrInvalidCursor},
+	} {
+		if _, err := s.List(bg, tt.f); !errors.Is(err, tt.want) {
+			t.Errorf("List(%s) = %v; want %v (refused clearly, never a database error)", tt.name, err, tt.want)
+		}
+	}
+	p, err := s.List(bg, runstore.Filter{Node: prefix, StoppedAfter: runstore.MinTime, StoppedBefore: runstore.MaxTime})
+	must(t, err)
+	if len(p.Runs) != 1 {
+		t.Fatalf("List(the widest window) = %d runs; want 1", len(p.Runs))
+	}
+}
+
+// cursorAt returns a cursor of f positioned at t, as a forged one would be.
+func cursorAt(f runstore.Filter, t time.Time) string {
+	return f.Next(runstore.Run{ID: "x", Stopped: t})
+}
+
+// A page that holds the last runs exactly has no next cursor: a next page
+// would be empty.
+func listExactPage(t *testing.T, s runstore.Store, prefix string) {
+	for i := range 3 {
+		must(t, s.Save(bg, approvalRun(fmt.Sprintf("%s/%d", prefix, i), prefix, base.Add(time.Duration(i)*time.Second))))
+	}
+	p, err := s.List(bg, runstore.Filter{Node: prefix, Limit: 3})
+	must(t, err)
+	if len(p.Runs) != 3 || p.Next != "" {
+		t.Fatalf("List(3 runs, limit 3) = %d runs, next %q; want 3 and no next page", len(p.Runs), p.Next)
 	}
 }

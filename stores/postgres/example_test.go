@@ -34,6 +34,7 @@ func ExampleOpen() {
 		},
 		Claims:         store.Claims(),
 		Runs:           store.Runs(),
+		Audit:          store.Audit(),
 		SnapshotKeys:   [][]byte{[]byte(os.Getenv("SNAPSHOT_KEY"))}, // 32 random bytes, the same in every replica
 		SnapshotMaxAge: 30 * 24 * time.Hour,
 	})
@@ -41,10 +42,14 @@ func ExampleOpen() {
 		fmt.Println(err)
 		return
 	}
-	page, err := store.Runs().List(ctx, runstore.Filter{Kind: runstore.Approval})
+	// The inbox of one owner: what each run waits for, read from its sealed
+	// snapshot.
+	owner := react.WithOwner(react.Owner{Tenant: "acme", User: "alice"})
+	page, err := loop.ListPending(ctx, runstore.Filter{Kind: runstore.Approval}, owner)
 	if err != nil || len(page.Runs) == 0 {
 		return
 	}
-	res, err := loop.ResumeRun(ctx, page.Runs[0].ID, react.Approve())
+	p := page.Runs[0]
+	res, err := loop.ResumeRun(ctx, p.Run, react.Approve(p.Suspension.Ticket).DecidedBy("alice@acme"), owner)
 	fmt.Println(res.Status, err)
 }

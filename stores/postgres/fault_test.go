@@ -169,7 +169,7 @@ func TestFault_ConnectionLostMidRun(t *testing.T) {
 			run := "fault-" + t.Name()
 			loop, err := react.New(react.Config{Model: model, Tools: tools,
 				Guards: &guard.Options{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger()},
-				Claims: s.Claims(), Runs: s.Runs(), NewRunID: func() string { return run }, Observer: react.NopObserver{}})
+				Claims: s.Claims(), Runs: s.Runs(), NewRunID: func(context.Context) string { return run }, Observer: react.DiscardObserver})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,8 @@ func TestFault_ConnectionLostMidRun(t *testing.T) {
 				t.Fatalf("Run = %s, %v; want suspended for approval", res.Status, err)
 			}
 			armed.Store(true)
-			res, err = loop.ResumeRun(bg, run, react.Approve())
+			ticket := res.Suspension.Ticket
+			res, err = loop.ResumeRun(bg, run, react.Approve(ticket))
 			if err == nil {
 				t.Fatalf("ResumeRun with the connection cut %s = %s, nil; want a Go error", at, res.Status)
 			}
@@ -189,7 +190,7 @@ func TestFault_ConnectionLostMidRun(t *testing.T) {
 			p.Restore()
 			decision := react.Continue()
 			if res.Status == react.Suspended {
-				decision = react.Approve()
+				decision = react.Approve(ticket)
 			}
 			res, err = loop.Resume(bg, res.Snapshot, decision)
 			if err != nil || res.Status != react.Finished {

@@ -45,4 +45,7 @@ func TestConformance(t *testing.T) {
 	t.Run("Runs", func(t *testing.T) {
 		runstoretest.RunStore(t, func() runstore.Store { return s.Runs() })
 	})
+	t.Run("Audit", func(t *testing.T) {
+		runstoretest.RunAudit(t, func() runstore.Audit { return s.Audit() })
+	})
 }

@@ -20,7 +20,7 @@ func openStores(ctx context.Context, path, _ string) (storetest.Stores, error) {
 		return storetest.Stores{}, err
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Close: func() { _ = s.Close() }}, nil
+		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() { _ = s.Close() }}, nil
 }
 
 // processes returns the scenarios' processes on a new file: the first
@@ -50,4 +50,23 @@ func TestProcesses_KilledWrite(t *testing.T) {
 // the unused approval runs the write once.
 func TestProcesses_KilledBeforeWrite(t *testing.T) {
 	storetest.KilledBeforeWrite(t, processes(t))
+}
+
+// The person's side of approvals, as an attacker tries it (see
+// storetest.RunPerson), over one SQLite file.
+func TestPerson(t *testing.T) {
+	s := open(t, nil)
+	storetest.RunPerson(t, func(*testing.T) storetest.Stores {
+		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() {}}
+	})
+}
+
+// The crash-point harness: a process killed with SIGKILL before and after
+// each store call of Run, ResumeRun and the approved write, then the run
+// brought to its end by another process: one execution, the run finished,
+// no snapshot claimed twice by living processes.
+func TestCrashPoints(t *testing.T) {
+	n := storetest.CrashPoints(t, processes(t))
+	t.Logf("crash points covered: %d", n)
 }

@@ -24,22 +24,22 @@ func decide(cfg *Config, in *bufio.Scanner, out io.Writer, s *react.Suspension) 
 		if cfg.Interactive {
 			say(out, "answer: ")
 			if in.Scan() {
-				return react.Answer(in.Text()), nil
+				return react.Answer(s.Ticket, in.Text()), nil
 			}
 			if err := in.Err(); err != nil {
 				return react.Decision{}, err
 			}
 		}
-		return react.Answer(DefaultAnswer), nil
+		return react.Answer(s.Ticket, DefaultAnswer), nil
 	}
 	switch {
 	case cfg.Approve:
-		return react.Approve(), nil
+		return react.Approve(s.Ticket), nil
 	case cfg.Decline:
-		return react.Decline(DeclineReason), nil
+		return react.Decline(s.Ticket, DeclineReason), nil
 	case !cfg.Interactive:
 		sayln(out, "-- stdin is not a terminal: approving (use -decline to refuse)")
-		return react.Approve(), nil
+		return react.Approve(s.Ticket), nil
 	}
 	p := s.Approval
 	for {
@@ -51,13 +51,13 @@ func decide(cfg *Config, in *bufio.Scanner, out io.Writer, s *react.Suspension) 
 			// /dev/null is a character device too: treat a closed stdin
 			// like one that is not a terminal.
 			sayln(out, "\n-- no answer on stdin: approving (use -decline to refuse)")
-			return react.Approve(), nil
+			return react.Approve(s.Ticket), nil
 		}
 		switch strings.ToLower(strings.TrimSpace(in.Text())) {
 		case "y", "yes":
-			return react.Approve(), nil
+			return react.Approve(s.Ticket), nil
 		case "n", "no":
-			return react.Decline(DeclineReason), nil
+			return react.Decline(s.Ticket, DeclineReason), nil
 		}
 	}
 }

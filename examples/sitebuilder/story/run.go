@@ -150,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	newLoop := func() (*react.Loop, error) {
 		c := react.Config{Model: cfg.Model, Tools: tools, Lang: cfg.Lang, Guards: stores, Observer: obs, Logger: logger}
 		if cfg.RunID != "" {
-			c.NewRunID = func() string { return cfg.RunID }
+			c.NewRunID = func(context.Context) string { return cfg.RunID }
 		}
 		if st := cfg.State; st != nil {
 			c.Claims, c.Runs, c.SnapshotKeys = st.Claims, st.Runs, st.Keys
@@ -170,10 +170,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	case err != nil:
 		return Result{}, err
 	case waiting != nil:
-		// A run of an earlier process waits for the user's approval.
-		say(out, "-- run %s waits in the state store for the approval of %s(%s)\n", waiting.ID, waiting.Tool, waiting.Args)
-		decision, derr := decide(&cfg, answers, out, &react.Suspension{Kind: react.SuspendApproval,
-			Approval: &react.PendingWrite{Tool: waiting.Tool, Args: waiting.Args}})
+		// A run of an earlier process waits for the user's approval: what
+		// it waits for is read from its sealed snapshot, not from the
+		// store's columns.
+		pending, perr := loop.Pending(ctx, waiting.ID)
+		if perr != nil {
+			return Result{}, perr
+		}
+		if pending.Suspension == nil || pending.Suspension.Approval == nil {
+			return Result{}, fmt.Errorf("run %s does not wait for an approval", waiting.ID)
+		}
+		w := pending.Suspension.Approval
+		say(out, "-- run %s waits in the state store for the approval of %s(%s)\n", waiting.ID, w.Tool, w.Args)
+		decision, derr := decide(&cfg, answers, out, pending.Suspension)
 		if derr != nil {
 			return Result{}, fmt.Errorf("reading the user's answer: %w", derr)
 		}

@@ -315,13 +315,21 @@ func TestRunSharesNothingBetweenStories(t *testing.T) {
 
 // counter counts the events an extra observer receives.
 type counter struct {
-	react.NopObserver
 	tools, suspended, finished int
 }
 
-func (c *counter) OnToolInvoked(context.Context, react.ToolEvent)  { c.tools++ }
-func (c *counter) OnSuspended(context.Context, react.SuspendEvent) { c.suspended++ }
-func (c *counter) OnFinished(context.Context, react.EndEvent)      { c.finished++ }
+func (c *counter) Observe(ctx context.Context, e react.Event) context.Context {
+	switch e.Kind {
+	case react.EventToolInvoked:
+		c.tools++
+	case react.EventSuspended:
+		c.suspended++
+	case react.EventFinished:
+		c.finished++
+	default:
+	}
+	return ctx
+}
 
 // Config.Observer receives the events of every loop value of the story,
 // the resumed ones included.

@@ -66,17 +66,24 @@ func newPrinter(v View, w io.Writer) printer {
 // verdicts is the [Verdicts] view. It records the tool events to print
 // each tool message with its verdict.
 type verdicts struct {
-	react.NopObserver
 	w       io.Writer
 	events  map[string]react.ToolEvent
 	printed int
 }
 
-// OnToolInvoked records e for the tool message of its call.
-func (t *verdicts) OnToolInvoked(_ context.Context, e react.ToolEvent) { t.events[e.CallID] = e }
+// Observe records the verdicts (and skips) of calls for the tool
+// messages.
+func (t *verdicts) Observe(ctx context.Context, e react.Event) context.Context {
+	if e.Kind == react.EventToolInvoked || e.Kind == react.EventToolSkipped {
+		t.events[e.Tool.CallID] = *e.Tool
+	}
+	return ctx
+}
 
-// OnToolSkipped records e for the tool message of its call.
-func (t *verdicts) OnToolSkipped(_ context.Context, e react.ToolEvent) { t.events[e.CallID] = e }
+// Wants receives only the calls' verdicts and skips.
+func (t *verdicts) Wants() react.EventSet {
+	return react.Events(react.EventToolInvoked, react.EventToolSkipped)
+}
 
 func (t *verdicts) print(transcript []react.Message) {
 	round := 0
@@ -130,12 +137,18 @@ func (t *verdicts) suspended(s *react.Suspension) {
 
 // conversation is the [Conversation] view.
 type conversation struct {
-	react.NopObserver
 	w       io.Writer
 	printed int
 }
 
 func (t *conversation) skip(n int) { t.printed = n }
+
+// Observe receives nothing: the conversation is printed from the
+// transcript.
+func (t *conversation) Observe(ctx context.Context, _ react.Event) context.Context { return ctx }
+
+// Wants receives no event.
+func (t *conversation) Wants() react.EventSet { return 0 }
 
 func (t *conversation) print(transcript []react.Message) {
 	for _, m := range transcript[min(t.printed, len(transcript)):] {

@@ -58,7 +58,8 @@ func message(n int, turn chattest.Turn) string {
 func TestStoryAgainstCannedServer(t *testing.T) {
 	var replies []chattest.Reply
 	for i, turn := range chattest.StoryTurns() {
-		replies = append(replies, chattest.Reply{Body: message(i+1, turn)})
+		// The program streams: the server answers each turn as its event stream.
+		replies = append(replies, chattest.Reply{Body: chattest.AnthropicStream(message(i+1, turn)), ContentType: "text/event-stream"})
 	}
 	srv := chattest.NewServer(t, endpoint, replies...)
 

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/reactguard/reactguard/eval"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -65,7 +66,8 @@ func replayServer(t *testing.T, cases []*eval.Case) (*httptest.Server, *atomic.I
 				Role    string          `json:"role"`
 				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
-			Tools []json.RawMessage `json:"tools"`
+			Tools  []json.RawMessage `json:"tools"`
+			Stream bool              `json:"stream"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -86,6 +88,11 @@ func replayServer(t *testing.T, cases []*eval.Case) (*httptest.Server, *atomic.I
 		c, ok := byTask[task]
 		if !ok || turn >= len(c.Script) || len(body.Tools) == 0 {
 			http.Error(w, fmt.Sprintf(`{"error":{"message":"no turn %d for task %q","type":"invalid_request_error"}}`, turn, task), http.StatusBadRequest)
+			return
+		}
+		if body.Stream { // the adapter streams: the same turn as its event stream
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte(chattest.OpenAIStream(string(completion(turn, c.Script[turn], body.Model)))))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/eval"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -44,6 +45,7 @@ func TestMediocreModelIsCaught(t *testing.T) {
 				Role    string          `json:"role"`
 				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
+			Stream bool `json:"stream"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -66,10 +68,18 @@ func TestMediocreModelIsCaught(t *testing.T) {
 			http.Error(w, `{"error":{"message":"unknown task"}}`, http.StatusBadRequest)
 			return
 		}
+		reply := func(turn int, next eval.Turn) {
+			if body.Stream { // the adapter streams: the same turn as its event stream
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte(chattest.OpenAIStream(string(completion(turn, next, body.Model)))))
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(completion(turn, next, body.Model))
+		}
 		if textFirst[c.ID] {
 			if turn == 0 {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = w.Write(completion(turn, eval.Turn{Text: "Sure, I can help with that."}, body.Model))
+				reply(turn, eval.Turn{Text: "Sure, I can help with that."})
 				return
 			}
 			turn--
@@ -82,8 +92,7 @@ func TestMediocreModelIsCaught(t *testing.T) {
 		if invents[c.ID] {
 			next = withInventedFigure(next)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(completion(turn, next, body.Model))
+		reply(turn, next)
 	}))
 	defer srv.Close()
 	m, _, err := command(env(map[string]string{"OPENAI_BASE_URL": srv.URL + "/v1/", "OPENAI_MODEL": "mediocre"})).Models["openai"](context.Background())

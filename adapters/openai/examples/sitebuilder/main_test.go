@@ -55,7 +55,8 @@ func completion(n int, turn chattest.Turn) string {
 func TestStoryAgainstCannedServer(t *testing.T) {
 	var replies []chattest.Reply
 	for i, turn := range chattest.StoryTurns() {
-		replies = append(replies, chattest.Reply{Body: completion(i+1, turn)})
+		// The program streams: the server answers each turn as its event stream.
+		replies = append(replies, chattest.Reply{Body: chattest.OpenAIStream(completion(i+1, turn)), ContentType: "text/event-stream"})
 	}
 	srv := chattest.NewServer(t, endpoint, replies...)
 

@@ -1,0 +1,53 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/reactguard/reactguard/modelerr"
+	"github.com/reactguard/reactguard/react"
+)
+
+// FuzzStream feeds arbitrary event streams through the adapter's reader:
+// it must never panic, every error must be a *modelerr.Error, and a stream
+// that yields no error must have ended with message_stop.
+func FuzzStream(f *testing.F) {
+	f.Add("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\ndata: {\"type\":\"message_stop\"}\n\n")
+	f.Add("data: {\"type\":\"message_start\",\"message\":{}}\n\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"x\",\"input\":{}}}\n\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\ndata: {\"type\":\"message_stop\"}\n\n")
+	f.Add("data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\r\r")
+	f.Add("data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":3}}\n\n")
+	f.Fuzz(func(t *testing.T, body string) {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body))}
+		var err error
+		var a react.Assembler
+		readStream(context.Background(), resp, func(c react.Chunk, e error) bool {
+			if e != nil {
+				err = e
+				return false
+			}
+			if c.Call != nil && (c.Call.Index < 0 || c.Call.Index >= react.MaxStreamCalls) {
+				t.Fatalf("call index %d out of range", c.Call.Index)
+			}
+			if aerr := a.Add(c); aerr != nil {
+				if !errors.Is(aerr, react.ErrMalformedStream) {
+					t.Fatalf("the assembler: %v", aerr)
+				}
+				return false
+			}
+			return true
+		})
+		if err != nil {
+			if _, ok := err.(*modelerr.Error); !ok { //nolint:errorlint // the adapter's own type
+				t.Fatalf("error %T %v is not a *modelerr.Error", err, err)
+			}
+			return
+		}
+		if !strings.Contains(body, "message_stop") {
+			t.Fatalf("a stream without message_stop yielded no error: %q", body)
+		}
+	})
+}

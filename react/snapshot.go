@@ -669,6 +669,10 @@ func (s *snapState) checkWave(w *wireWave) error {
 		}
 		switch p.Kind {
 		case problemNoID, problemIDRepeated, problemNoName, problemIDTooLong, problemNameTooLong:
+		case problemCutOff:
+			if !CutOff(p.Reason) {
+				return fmt.Errorf("call cut off for the finish reason %q", p.Reason)
+			}
 		default:
 			return fmt.Errorf("unknown call problem %q", p.Kind)
 		}

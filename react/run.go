@@ -334,6 +334,7 @@ func (r *run) appendAssistant(resp Response) {
 		}
 		m.ToolCalls[i] = c
 	}
+	m.Parts = keptParts(resp.Parts, len(m.ToolCalls))
 	r.appendMsg(m)
 	r.roundOpen = true
 	if len(m.ToolCalls) > 0 {

@@ -120,6 +120,13 @@ var (
 	keyOutputMessages = semconv.GenAIOutputMessagesKey    // opt-in content
 	keyToolArguments  = semconv.GenAIToolCallArgumentsKey // opt-in content
 	keyToolResult     = semconv.GenAIToolCallResultKey    // opt-in content
+	keySystemInstr    = semconv.GenAISystemInstructionsKey // opt-in content
+	keyToolDesc       = semconv.GenAIToolDescriptionKey
+	keyTemperature    = semconv.GenAIRequestTemperatureKey
+	keyTopP           = semconv.GenAIRequestTopPKey
+	keyMaxTokens      = semconv.GenAIRequestMaxTokensKey
+	keyServerAddress  = semconv.ServerAddressKey
+	keyServerPort     = semconv.ServerPortKey
 )
 
 // The values of the conventions this package uses.

@@ -26,7 +26,7 @@ const (
 // Block is one piece of a [Turn], in order.
 type Block struct {
 	Kind   BlockKind
-	Text   string        // BlockText
+	Text   string         // BlockText
 	Call   react.ToolCall // BlockCall
 	Result react.Message  // BlockResult: the tool message (ToolCallID, Content, IsError)
 	// Data is what the adapter's API asked to get back with this piece

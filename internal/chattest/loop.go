@@ -218,3 +218,32 @@ func (a Adapter) RunModelErrorLoop(t *testing.T, rateLimited Reply) {
 	require.Len(t, s.Requests(), 4)
 	assert.JSONEq(t, s.Field(1, "messages"), s.Field(2, "messages"), "the resumed run resends the failed turn unchanged")
 }
+
+// RunCutOffLoop checks the cut-off rule end to end: the server answers
+// cut (a turn that ended at the output limit, in the API's words, whose
+// create_site call callID has arguments that parse) and then finish
+// (builtin_node_finish, as loop_5_finish.json). The write must not run; the call is answered
+// REJECTED TOOL_CALL_CUT_OFF, which the second request carries as the
+// call's result; the run finishes. m is the model to run (nil: a.Model of
+// the server), so that an adapter can run it streamed too. It uses
+// a.Endpoint, a.NewModel and a.ToolResult.
+func (a Adapter) RunCutOffLoop(t *testing.T, cut, finish Reply, callID string, m func(s *Server) react.Model) {
+	t.Helper()
+	s := a.NewServer(t, cut, finish)
+	model := a.Model(t, s)
+	if m != nil {
+		model = m(s)
+	}
+	var creates atomic.Int32
+	loop, err := react.New(react.Config{Model: model, Tools: SiteCatalog(&creates), Guards: &guard.Options{}, Logger: Quiet})
+	require.NoError(t, err)
+	res, err := loop.Run(context.Background(), SiteNode(), Task)
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	assert.Zero(t, creates.Load(), "a call of a cut-off turn never runs")
+	require.NotEmpty(t, res.Calls)
+	assert.Equal(t, "TOOL_CALL_CUT_OFF", res.Calls[0].Code.String())
+	reqs := s.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, a.result(t, reqs[1], callID), "the turn ended at the output limit", "the model is told why")
+}

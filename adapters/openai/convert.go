@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-		
+
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/reactguard/reactguard/modelkit"

@@ -1,0 +1,154 @@
+package gemini_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"cloud.google.com/go/auth"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genai"
+
+	"github.com/reactguard/reactguard/adapters/gemini"
+	"github.com/reactguard/reactguard/internal/chattest"
+	"github.com/reactguard/reactguard/react"
+)
+
+func TestGenerateParsesResponses(t *testing.T) {
+	adapter.RunParseCases(t, hello, []chattest.ParseCase{
+		{Name: "parallel calls without ids", Reply: reply{File: "response_parallel_no_ids.json"},
+			Want: react.Response{Text: "Checking both.", ID: "resp-par", Model: "gemini-2.5-flash-001", FinishReason: "STOP",
+				ToolCalls: []react.ToolCall{
+					{ID: "call_resp-par_0", Name: "list_spaces", Args: json.RawMessage(`{}`)},
+					{ID: "call_resp-par_1", Name: "list_spaces", Args: json.RawMessage(`{"page":2}`)},
+				},
+				Usage: &react.Usage{InputTokens: 100, OutputTokens: 60, CachedInputTokens: 64, ReasoningTokens: 50}},
+			Reason: "calls the API sent without an id get one from the response id; thoughts count as output"},
+		{Name: "thought apart", Reply: reply{File: "response_thought.json"},
+			Want: react.Response{Text: "Here you go.", ID: "resp-thought", Model: "gemini-2.5-pro", FinishReason: "STOP",
+				Usage: &react.Usage{InputTokens: 100, OutputTokens: 25, ReasoningTokens: 20}},
+			Reason: "a thought summary is not the turn's text"},
+		{Name: "blocked prompt", Reply: reply{File: "response_blocked.json"},
+			Want:   react.Response{ID: "resp-blocked", Model: "gemini-2.5-flash", FinishReason: "SAFETY", Usage: &react.Usage{InputTokens: 9}},
+			Reason: "a blocked prompt is an empty turn with the block reason"},
+		{Name: "cut off", Reply: reply{File: "response_cut_off.json"},
+			Want: react.Response{ID: "resp-cut", Model: "gemini-2.5-flash", FinishReason: "MAX_TOKENS",
+				ToolCalls: []react.ToolCall{{ID: "fc_cut_1", Name: "create_site", Args: json.RawMessage(`{"name":"Spring Sale","space_id":"sp-4"}`)}},
+				Usage:     &react.Usage{InputTokens: 402, OutputTokens: 64}},
+			Reason: "MAX_TOKENS is the finish reason react.CutOff knows"},
+	})
+}
+
+// The request: system instruction apart, contents alternating, function
+// responses with the call's id and the tool's name, errors under "error",
+// tools as function declarations with the schema verbatim, the sampling
+// parameters.
+func TestGenerateSendsHistoryAndTools(t *testing.T) {
+	s := adapter.NewServer(t, reply{File: "response_thought.json"})
+	temp, topP := 0.25, 0.5
+	m := newModel(t, s, &gemini.Options{Temperature: &temp, TopP: &topP, MaxTokens: 800, NoStream: true,
+		Configure: func(c *genai.GenerateContentConfig) { c.CandidateCount = 1 }})
+	history := []react.Message{
+		{Role: react.RoleSystem, Content: "You build sites."},
+		{Role: react.RoleUser, Content: "Publish."},
+		{Role: react.RoleAssistant, Content: "Reading.", ToolCalls: []react.ToolCall{
+			{ID: "fc_1", Name: "list_spaces", Args: json.RawMessage(`{"page":1}`)},
+			{ID: "fc_2", Name: "create_site", Args: json.RawMessage(`{"name":`)},
+		}},
+		{Role: react.RoleTool, ToolCallID: "fc_1", ToolName: "list_spaces", Content: `[{"id":"sp-1"}]`},
+		{Role: react.RoleTool, ToolCallID: "fc_2", ToolName: "create_site", IsError: true, Content: "not JSON. Next: fix it"},
+	}
+	tools := []react.ToolSpec{{Name: "list_spaces", Description: "List.", InputSchema: json.RawMessage(`{"type":"object","properties":{"page":{"type":"integer","maximum":9.50}}}`)}}
+	_, err := m.Generate(context.Background(), react.Request{Messages: history, Tools: tools})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"role":"user","parts":[{"text":"You build sites."}]}`, s.Field(0, "systemInstruction"))
+	assert.JSONEq(t, `[
+		{"role":"user","parts":[{"text":"Publish."}]},
+		{"role":"model","parts":[{"text":"Reading."},
+			{"functionCall":{"id":"fc_1","name":"list_spaces","args":{"page":1}}},
+			{"functionCall":{"id":"fc_2","name":"create_site"}}]},
+		{"role":"user","parts":[
+			{"functionResponse":{"id":"fc_1","name":"list_spaces","response":{"output":"[{\"id\":\"sp-1\"}]"}}},
+			{"functionResponse":{"id":"fc_2","name":"create_site","response":{"error":"not JSON. Next: fix it"}}}]}
+	]`, s.Field(0, "contents"))
+	assert.JSONEq(t, `[{"functionDeclarations":[{"name":"list_spaces","description":"List.","parametersJsonSchema":{"type":"object","properties":{"page":{"type":"integer","maximum":9.50}}}}]}]`,
+		s.Field(0, "tools"))
+	assert.JSONEq(t, `{"temperature":0.25,"topP":0.5,"maxOutputTokens":800,"candidateCount":1}`, s.Field(0, "generationConfig"))
+}
+
+// A turn replayed keeps what the API asks back: each part's thought
+// signature on its part, the thought parts, and no id the API did not
+// send (the adapter's own ids stay on the adapter's side).
+func TestReplayKeepsSignatures(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		srv, first, finish := adapter, reply{File: "response_parallel_no_ids.json"}, reply{File: "loop_5_finish.json"}
+		if stream {
+			srv, first, finish = streaming, sse(t, first.File), sse(t, finish.File)
+		}
+		s := srv.NewServer(t, first, finish)
+		runReplay(t, srv.NewModel(t, s.URL))
+		model := contents(s.Requests()[1])[1]
+		assert.JSONEq(t, `{"role":"model","parts":[
+			{"text":"Checking both.","thoughtSignature":"dGV4dC1zaWc="},
+			{"functionCall":{"name":"list_spaces"},"thoughtSignature":"Y2FsbC1zaWc="},
+			{"functionCall":{"name":"list_spaces","args":{"page":2}}}]}`, mustJSON(t, model), "stream=%v", stream)
+		results := parts(contents(s.Requests()[1])[2])
+		require.Len(t, results, 2)
+		assert.NotContains(t, results[0]["functionResponse"], "id", "stream=%v: a made-up id is not sent", stream)
+	}
+}
+
+func runReplay(t *testing.T, m react.Model) {
+	t.Helper()
+	loop, err := react.New(react.Config{Model: m, Tools: chattest.SiteCatalog(new(atomic.Int32)), Logger: chattest.Quiet})
+	require.NoError(t, err)
+	res, err := loop.Run(context.Background(), chattest.SiteNode(), chattest.Task)
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestDescribe(t *testing.T) {
+	s := adapter.NewServer(t)
+	temp := 0.5
+	got := newModel(t, s, &gemini.Options{Temperature: &temp, MaxTokens: 100}).Describe()
+	assert.Equal(t, "127.0.0.1", got.ServerAddress)
+	assert.NotZero(t, got.ServerPort)
+	got.ServerAddress, got.ServerPort = "", 0
+	assert.Equal(t, react.ModelInfo{Provider: "gcp.gemini", Name: modelName, Temperature: &temp, MaxTokens: 100, SystemApart: true}, got)
+
+	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{Backend: genai.BackendVertexAI, Project: "p", Location: "europe-west4",
+		Credentials: fakeCredentials(), HTTPClient: chattest.HTTPClient(t)})
+	require.NoError(t, err)
+	got = gemini.New(c, modelName, nil).Describe()
+	assert.Equal(t, "gcp.vertex_ai", got.Provider)
+	assert.Equal(t, "europe-west4-aiplatform.googleapis.com", got.ServerAddress, "the Vertex AI backend's regional endpoint")
+	assert.Equal(t, 443, got.ServerPort)
+}
+
+func TestNewPanics(t *testing.T) {
+	assert.PanicsWithValue(t, "gemini: New with an empty model name", func() { gemini.New(client(t, "http://127.0.0.1:1"), "", nil) })
+	assert.PanicsWithValue(t, "gemini: New with a nil client", func() { gemini.New(nil, "m", nil) })
+}
+
+func TestGenerateConcurrent(t *testing.T) {
+	adapter.RunConcurrent(t, 8, reply{File: "response_parallel_no_ids.json"}, hello)
+}
+
+// fakeCredentials are credentials whose token is never asked for: the
+// test sends nothing.
+func fakeCredentials() *auth.Credentials {
+	return auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: tokenProvider{}})
+}
+
+type tokenProvider struct{}
+
+func (tokenProvider) Token(context.Context) (*auth.Token, error) { return &auth.Token{Value: "t"}, nil }

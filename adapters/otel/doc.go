@@ -40,8 +40,9 @@
 // token details of v1.41.0 (gen_ai.usage.cache_read.input_tokens,
 // gen_ai.usage.cache_creation.input_tokens,
 // gen_ai.usage.reasoning.output_tokens). The provider comes from the
-// model's [react.Describer] (the OpenAI and Anthropic adapters implement
-// it); a model that does not name its provider is reported as _OTHER.
+// model's [react.Describer] (every model adapter of this repository
+// implements it); a model that does not name its provider is reported
+// as _OTHER.
 //
 // # Spans
 //
@@ -90,8 +91,8 @@
 // span's parent is whatever span ctx holds when Resume is called (the
 // request that brought the user's decision, say).
 //
-// A model call made through react.StreamModel (the OpenAI and Anthropic
-// adapters stream) has reactguard.streamed=true and
+// A model call made through react.StreamModel (every model adapter of
+// this repository streams) has reactguard.streamed=true and
 // reactguard.time_to_first_chunk, the seconds from the call's start to its
 // first chunk: the conventions have no span attribute for it, only the
 // metric gen_ai.client.operation.time_to_first_chunk, also recorded.

@@ -1,9 +1,11 @@
 package gemini
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -45,7 +47,13 @@ func decodeData(b []byte) partData {
 // the parts in the order the API sent them, each with its thought
 // signature, thought parts included (or, without Parts, the text then one
 // functionCall part per call, arguments as an object).
-func toContents(history []react.Message) (*genai.Content, []*genai.Content, error) {
+//
+// A model content whose function calls carry no signature at all (a turn
+// recorded with another provider, a host's own history) gets
+// the skip signature on its first call when sentinel is set, the signature
+// Google documents for calls the model did not produce: Gemini 3 refuses
+// a replayed step whose first call has none.
+func toContents(history []react.Message, sentinel bool) (*genai.Content, []*genai.Content, error) {
 	sys, turns, err := modelkit.Turns(history, API)
 	if err != nil {
 		return nil, nil, err
@@ -90,12 +98,66 @@ func toContents(history []react.Message) (*genai.Content, []*genai.Content, erro
 				}
 			}
 		}
-		if len(c.Parts) > 0 {
-			out = append(out, c)
+		if len(c.Parts) == 0 {
+			continue
 		}
+		if t.Assistant && sentinel {
+			signFirstCall(c)
+		}
+		out = append(out, c)
 	}
 	fixResultIDs(out)
 	return system, out, nil
+}
+
+// skipSignature is the thought signature sent on the first function call
+// of a replayed model turn that has none, for every model but those
+// named gemini-1… and gemini-2… (which require no signature): on the wire,
+// "skip_thought_signature_validator", the value Google documents for
+// function calls the model did not produce itself (a turn of another
+// model, calls a host wrote). The API reads the field as base64, so
+// these are its bytes.
+var skipSignature = mustDecode("skip_thought_signature_validator")
+
+func mustDecode(s string) []byte {
+	b, err := base64.URLEncoding.DecodeString(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// wantsSentinel reports whether requests to model get the skip signature:
+// every model but those whose name (after any "models/" or
+// "publishers/google/models/" path) starts gemini-1 or gemini-2, so that
+// later generations and aliases ("gemini-flash-latest") have it.
+func wantsSentinel(model string) bool {
+	name := model[strings.LastIndexByte(model, '/')+1:]
+	rest, ok := strings.CutPrefix(name, "gemini-")
+	if !ok || rest == "" {
+		return true
+	}
+	return rest[0] != '1' && rest[0] != '2' || len(rest) > 1 && rest[1] >= '0' && rest[1] <= '9'
+}
+
+// signFirstCall gives the first function call of a model content
+// the skip signature when none of its calls carries a signature.
+func signFirstCall(c *genai.Content) {
+	var first *genai.Part
+	for _, p := range c.Parts {
+		if p.FunctionCall == nil {
+			continue
+		}
+		if p.ThoughtSignature != nil {
+			return
+		}
+		if first == nil {
+			first = p
+		}
+	}
+	if first != nil {
+		first.ThoughtSignature = skipSignature
+	}
 }
 
 // fixResultIDs leaves out the id of a functionResponse whose call was

@@ -43,8 +43,12 @@
 // replayed with its function calls. [react.Response].Parts keep every
 // part's signature and the thought parts ([API] names their format); the
 // loop keeps them in the transcript and its snapshots, and this adapter
-// sends them back exactly. A turn recorded with another provider is sent
-// without them.
+// sends them back exactly. A turn recorded with another provider, or
+// written by the host, has none of its own: its first function call is
+// sent with the skip signature, the value Google documents for calls the
+// model did not produce, since Gemini 3 refuses a replayed step whose
+// first call has no signature (models named gemini-1… and gemini-2…,
+// which require none, get the turn as it is).
 //
 // # Cut-off turns
 //

@@ -56,6 +56,8 @@ type Model struct {
 	model  string
 	opts   Options
 	info   react.ModelInfo
+	// sentinel: replayed calls without a signature get skipSignature
+	sentinel bool
 }
 
 var (
@@ -75,7 +77,7 @@ func New(client *genai.Client, model string, opts *Options) *Model {
 	if model == "" {
 		panic("gemini: New with an empty model name")
 	}
-	m := &Model{client: client, model: model}
+	m := &Model{client: client, model: model, sentinel: wantsSentinel(model)}
 	if opts != nil {
 		m.opts = *opts
 	}
@@ -128,7 +130,7 @@ func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response
 
 // request builds the contents and the configuration of a request.
 func (m *Model) request(req react.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
-	system, contents, err := toContents(req.Messages)
+	system, contents, err := toContents(req.Messages, m.sentinel)
 	if err != nil {
 		return nil, nil, err
 	}

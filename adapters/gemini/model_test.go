@@ -3,6 +3,7 @@ package gemini_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -152,3 +153,66 @@ func fakeCredentials() *auth.Credentials {
 type tokenProvider struct{}
 
 func (tokenProvider) Token(context.Context) (*auth.Token, error) { return &auth.Token{Value: "t"}, nil }
+
+// A replayed model turn whose calls carry no signature (another
+// provider's turn, a host's own history) gets the signature Google
+// documents for calls the model did not produce, on its first call only,
+// for every model but gemini-1… and gemini-2…: Gemini 3 refuses such a
+// turn otherwise. A turn that carries its own signature is sent as it
+// came.
+func TestReplaySkipSignature(t *testing.T) {
+	const onWire = "skip_thought_signature_validator" // the documented value, as the API reads it
+	history := []react.Message{
+		{Role: react.RoleUser, Content: "go"},
+		{Role: react.RoleAssistant, Content: "Both.", ToolCalls: []react.ToolCall{ // another model's turn
+			{ID: "toolu_1", Name: "list_spaces", Args: json.RawMessage(`{}`)},
+			{ID: "toolu_2", Name: "list_spaces", Args: json.RawMessage(`{"page":2}`)},
+		}, Parts: []react.Part{{Kind: react.PartText, Text: "Both."}, {Kind: react.PartCall, Call: 0},
+			{Kind: react.PartOpaque, API: "anthropic", Data: []byte(`{"type":"thinking"}`)}, {Kind: react.PartCall, Call: 1}}},
+		{Role: react.RoleTool, ToolCallID: "toolu_1", ToolName: "list_spaces", Content: "[]"},
+		{Role: react.RoleTool, ToolCallID: "toolu_2", ToolName: "list_spaces", Content: "[]"},
+		{Role: react.RoleAssistant, ToolCalls: []react.ToolCall{{ID: "fc_3", Name: "list_spaces", Args: json.RawMessage(`{}`)}}, // Gemini's own
+			Parts: []react.Part{{Kind: react.PartCall, Call: 0, API: gemini.API, Data: []byte(`{"signature":"b3du"}`)}}},
+		{Role: react.RoleTool, ToolCallID: "fc_3", ToolName: "list_spaces", Content: "[]"},
+	}
+	cases := []struct {
+		model    string
+		sentinel bool
+		reason   string
+	}{
+		{"gemini-3-flash-preview", true, "Gemini 3 requires a signature on a step's first call"},
+		{"gemini-3.1-pro-preview", true, "a point release of Gemini 3"},
+		{"models/gemini-flash-latest", true, "an alias may name any generation"},
+		{"gemini-10-ultra", true, "a later generation with two digits"},
+		{"gemini-2.5-flash", false, "Gemini 2.5 requires none: the turn goes as it is"},
+		{"gemini-1.5-pro", false, "no thinking, no signatures"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.model, func(t *testing.T) {
+			name := tt.model[strings.LastIndexByte(tt.model, '/')+1:]
+			s := chattest.NewServer(t, chattest.Endpoint{Path: "/v1beta/models/" + name + ":generateContent", Check: checkKey, Exhausted: exhausted},
+				reply{File: "loop_5_finish.json"})
+			_, err := gemini.New(client(t, s.URL), tt.model, &gemini.Options{NoStream: true}).Generate(context.Background(), react.Request{Messages: history})
+			require.NoError(t, err)
+			cs := contents(s.Requests()[0])
+			require.Len(t, cs, 5)
+			other, own := parts(cs[1]), parts(cs[3])
+			require.Len(t, other, 3, "the other API's opaque part is left out")
+			assert.NotContains(t, other[0], "thoughtSignature", "%s: a text part gets none", tt.reason)
+			if tt.sentinel {
+				assert.Equal(t, onWire, urlSafe(other[1]["thoughtSignature"]), tt.reason)
+			} else {
+				assert.NotContains(t, other[1], "thoughtSignature", tt.reason)
+			}
+			assert.NotContains(t, other[2], "thoughtSignature", "%s: only the first call of the step", tt.reason)
+			assert.Equal(t, "b3du", own[0]["thoughtSignature"], "%s: the turn's own signature is kept", tt.reason)
+		})
+	}
+}
+
+// urlSafe rewrites a base64 value of the wire in the URL-safe alphabet,
+// which the API reads alike.
+func urlSafe(v any) string {
+	s, _ := v.(string)
+	return strings.NewReplacer("+", "-", "/", "_").Replace(s)
+}

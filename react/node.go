@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Default limits of a [Node] whose limit fields are zero.
@@ -71,6 +73,16 @@ type Node struct {
 	// want a run to depend on the model asking; false (the default) is the
 	// specification's model-driven flow.
 	HostApproval bool `json:"host_approval,omitempty"`
+	// TextAnswers lets a turn of text alone end the run as the answer to
+	// the user, for hosts that run a chat: when the model answers without
+	// a tool call and with some text, the run finishes (Status Finished,
+	// Summary the text, the goal judged as for builtin_node_finish) once
+	// every required output is set; before that, the turn counts one
+	// stall and the model is told which outputs are missing. The system
+	// prompt says so. Without it (the default), the specification's rule
+	// holds: a turn without a tool call is no progress (one stall), and a
+	// turn ends with builtin_node_finish.
+	TextAnswers bool `json:"text_answers,omitempty"`
 }
 
 // Output declares one output key of a node.
@@ -85,6 +97,13 @@ type Output struct {
 	// [SourceToolResult] and [SourceUser]: a value must be grounded unless
 	// the node explicitly accepts [SourceModel].
 	Accepts []SourceType `json:"accepts,omitempty"`
+	// Schema, when set, is the JSON Schema the value must match: the output
+	// is typed. builtin_output_set refuses a value that does not match it
+	// (REJECTED OUTPUT_VALUE_INVALID) before it checks the value's source,
+	// and the system prompt lists the node's outputs with their types.
+	// [OutputsOf] sets it from a struct field's type. Nil accepts any JSON
+	// value. A schema that does not resolve makes the node invalid.
+	Schema *jsonschema.Schema `json:"schema,omitempty"`
 }
 
 // accepts reports whether o accepts source type s.

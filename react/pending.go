@@ -40,6 +40,9 @@ type Pending struct {
 	Sealed time.Time
 	// Round is the number of model turns the run has taken.
 	Round int
+	// Thread is the thread whose message the run answers ([InThread]);
+	// "" outside a thread.
+	Thread string
 	// Decided is the decision recorded in Config.Audit on this suspension,
 	// if any: the run has not moved on from it yet because its resume is
 	// running now, died, or could not apply it (giving the same decision
@@ -121,6 +124,9 @@ func (l *Loop) pendingOf(ctx context.Context, id string, snapshot []byte, o runO
 		return Pending{}, fmt.Errorf("%w: run %s", ErrNotOwner, s.Run)
 	}
 	p := Pending{Run: s.Run, Node: s.Node.Name, Owner: s.Owner, Status: s.Status, Sealed: s.sealedAt(), Round: s.Round}
+	if s.Thread != nil {
+		p.Thread = s.Thread.ID
+	}
 	if sp := s.Suspension.suspension(); sp != nil {
 		sp.Ticket = s.key.ticket(s)
 		p.Suspension = sp

@@ -30,14 +30,15 @@ type HistoryPolicy struct {
 	// [DefaultHistoryTurns], a negative value sends none (the summary
 	// alone, when there is one).
 	MaxTurns int
-	// MaxTokens bounds the tokens of the earlier turns and the summary
-	// sent; 0 means no token bound. A turn's tokens are counted when it
+	// MaxTokens bounds the tokens of the earlier turns sent; 0 means no
+	// token bound. The summary, or the one-line note that earlier turns
+	// are left out, comes on top (the Summarizer bounds the summary's
+	// length). A turn's tokens are counted when it
 	// ends: by Tokens when set; else from the token usage the provider
 	// reported for the run's model calls (the growth of the prompt over
 	// the run, plus its last answer), which the adapters of this
 	// repository pass on ([Response].Usage); else estimated from the
-	// turn's text (about four bytes a token). The summary's tokens are
-	// counted by Tokens, else estimated.
+	// turn's text (about four bytes a token).
 	MaxTokens int
 	// Tokens, when set, counts the tokens of one message (the host's
 	// tokenizer for its model). It must be safe for concurrent use.

@@ -214,17 +214,24 @@ func (l *Loop) resolveOutputs(node Node) (map[string]typedOutput, error) {
 	return out, nil
 }
 
-// schemaType names the JSON type(s) a schema admits, for the model.
+// schemaType names the JSON type(s) a schema admits, for the model: null
+// is left out beside another type (a Go slice or pointer may be null),
+// and an array names its items' type.
 func schemaType(s *jsonschema.Schema) string {
-	switch {
-	case s.Type == "array" && s.Items != nil && schemaType(s.Items) != "any":
-		return "array of " + schemaType(s.Items)
-	case s.Type != "":
-		return s.Type
-	case len(s.Types) > 0:
-		return strings.Join(s.Types, " or ")
+	types := s.Types
+	if s.Type != "" {
+		types = []string{s.Type}
 	}
-	return "any"
+	if len(types) > 1 {
+		types = slices.DeleteFunc(slices.Clone(types), func(t string) bool { return t == "null" })
+	}
+	switch {
+	case len(types) == 0:
+		return "any"
+	case len(types) == 1 && types[0] == "array" && s.Items != nil && schemaType(s.Items) != "any":
+		return "array of " + schemaType(s.Items)
+	}
+	return strings.Join(types, " or ")
 }
 
 // outputList describes the node's outputs for the system prompt: each

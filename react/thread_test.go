@@ -587,3 +587,5 @@ func TestThreadEarlierResultIsASource(t *testing.T) {
 	assert.Equal(t, react.OutputValue{Value: []byte(`"A-17"`), Source: react.SourceToolResult, Ref: "turn1_c1"}, res.Outputs["order"])
 	assert.Equal(t, react.GoalMet, res.Goal)
 }
+
+func (d *desk) threadsGet(id string) (threadstore.Thread, bool, error) { return d.threads.Get(bg, id) }

@@ -47,8 +47,12 @@ func TestOutputsOf(t *testing.T) {
 	assert.Equal(t, react.OutputsOf[refundOut](), react.OutputsOf[*refundOut](), "a pointer type declares the same outputs")
 
 	for name, f := range map[string]func(){
-		"not a struct":   func() { react.OutputsOf[string]() },
-		"bad accepts":    func() { react.OutputsOf[struct{ A string `accepts:"guess"` }]() },
+		"not a struct": func() { react.OutputsOf[string]() },
+		"bad accepts": func() {
+			react.OutputsOf[struct {
+				A string `accepts:"guess"`
+			}]()
+		},
 		"no schema (fn)": func() { react.OutputsOf[struct{ F func() }]() },
 	} {
 		assert.Panics(t, f, name)

@@ -15,10 +15,13 @@
 //	})
 //
 // Each part implements its core interface and passes its conformance suite
-// (guardtest, evidencetest, runstoretest) against a real server:
+// (guardtest, evidencetest, runstoretest, threadstoretest) against a real server:
 // [Store.Approvals] is a [guard.Approvals], [Store.WriteLedger] a
 // [guard.WriteLedger], [Store.Evidence] an [evidence.Ledger],
-// [Store.Claims] a [runstore.Claims] and [Store.Runs] a [runstore.Store].
+// [Store.Claims] a [runstore.Claims], [Store.Runs] a [runstore.Store],
+// [Store.Audit] a [runstore.Audit] and [Store.Threads] a
+// [threadstore.Store] (conversations: react.Config.Threads, checked with
+// threadstoretest).
 //
 // # Atomicity
 //
@@ -71,9 +74,19 @@
 // Nothing is deleted by itself. [Runs.Delete] and [Runs.Expire] remove
 // stopped runs; [Store.Prune] deletes, older than a bound, settled
 // write-ledger keys (running and uncertain ones are kept), stopped runs,
-// resume claims, approval state and the evidence of runs not written
-// since. Claims may be pruned only if no older snapshot can be resumed:
-// set react.Config.SnapshotMaxAge to at most the retention.
+// resume claims, approval state, the evidence of runs not written since,
+// and conversations nobody wrote to since (with their turns and their
+// evidence; [Threads.Delete] deletes one). Claims may be pruned only if no
+// older snapshot can be resumed: set react.Config.SnapshotMaxAge to at
+// most the retention.
+//
+// # Conversations
+//
+// [Threads] keeps one message at a time per thread with a lease taken by
+// one INSERT … ON CONFLICT DO UPDATE … WHERE and named, like a running
+// write, by the owner session's advisory lock: a lease of a process that
+// died goes to the resume of the same run only (react's
+// Loop.ReleaseThread lets a thread go).
 //
 // # Schema
 //

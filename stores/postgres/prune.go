@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,13 +23,20 @@ type Pruned struct {
 	// before the bound.
 	Approvals int
 	// Evidence are the runs whose evidence was last written before the
-	// bound; all of their records, facts and user texts are deleted.
+	// bound; all of their records, facts and user texts are deleted. A
+	// thread's evidence is not a run's: it goes with its thread.
 	Evidence int
+	// Threads are conversations last changed (a message begun, a turn
+	// committed) before the bound; each is deleted with its turns and its
+	// evidence.
+	Threads int
 }
 
 // Prune deletes the state older than before, in one transaction: settled
-// write-ledger keys, stopped runs, resume claims, approval state and the
-// evidence of runs not written since. Call it periodically (a daily job of
+// write-ledger keys, stopped runs, resume claims, approval state, the
+// evidence of runs not written since (thread keys, which start with the
+// byte 0xFF that no run id holds, excepted), and the conversations nobody
+// wrote to since, with their turns and evidence. Call it periodically (a daily job of
 // one replica is enough), with before = now − retention, where the
 // retention is longer than any run lives.
 //
@@ -58,16 +66,17 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			{&p.Approvals, `DELETE FROM reactguard_decisions WHERE at < $1`},
 			{&p.Approvals, `DELETE FROM reactguard_grants WHERE at < $1`},
 			{&p.Evidence, `
-WITH old AS (DELETE FROM reactguard_evidence_runs WHERE at < $1 RETURNING run),
+WITH old AS (DELETE FROM reactguard_evidence_runs WHERE at < $1 AND run < '\xff'::bytea RETURNING run),
 r AS (DELETE FROM reactguard_records WHERE run IN (SELECT run FROM old)),
 f AS (DELETE FROM reactguard_facts WHERE run IN (SELECT run FROM old)),
 c AS (DELETE FROM reactguard_print_calls WHERE run IN (SELECT run FROM old)),
 p AS (DELETE FROM reactguard_prints WHERE run IN (SELECT run FROM old)),
 u AS (DELETE FROM reactguard_user_texts WHERE run IN (SELECT run FROM old))
 SELECT count(*) FROM old`},
+			{&p.Threads, fmt.Sprintf(deleteThreads, `SELECT id FROM reactguard_threads WHERE updated < $1`)},
 		} {
-			if step.dst == &p.Evidence {
-				if err := tx.QueryRow(ctx, step.q, before).Scan(&p.Evidence); err != nil {
+			if step.dst == &p.Evidence || step.dst == &p.Threads {
+				if err := tx.QueryRow(ctx, step.q, before).Scan(step.dst); err != nil {
 					return err
 				}
 				continue

@@ -21,13 +21,19 @@ type Pruned struct {
 	// before the bound.
 	Approvals int
 	// Evidence are the runs whose evidence was last written before the
-	// bound; all of their records, facts and user texts are deleted.
+	// bound; all of their records, facts and user texts are deleted. A
+	// thread's evidence is not a run's: it goes with its thread.
 	Evidence int
+	// Threads are conversations last changed (a message begun, a turn
+	// committed) before the bound; each is deleted with its turns and its
+	// evidence.
+	Threads int
 }
 
 // Prune deletes the state older than before, in one transaction: settled
-// write-ledger keys, stopped runs, resume claims, approval state and the
-// evidence of runs not written since. Call it periodically with before =
+// write-ledger keys, stopped runs, resume claims, approval state, the
+// evidence of runs not written since, and the conversations nobody wrote
+// to since (with their turns and evidence). Call it periodically with before =
 // now − retention, where the retention is longer than any run lives.
 //
 // Pruning claims is safe only when no snapshot older than the retention can
@@ -42,7 +48,9 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		p = Pruned{}
 		var old [][]byte
-		rows, err := tx.QueryContext(ctx, `SELECT run FROM reactguard_evidence_runs WHERE at < ?`, b)
+		// Thread keys start with 0xFF, which no run id (valid UTF-8) holds:
+		// every run's key is below x'ff', every thread's at or above it.
+		rows, err := tx.QueryContext(ctx, `SELECT run FROM reactguard_evidence_runs WHERE at < ? AND run < x'ff'`, b)
 		if err != nil {
 			return err
 		}
@@ -68,7 +76,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			{&p.Approvals, `DELETE FROM reactguard_gated WHERE at < ?`},
 			{&p.Approvals, `DELETE FROM reactguard_decisions WHERE at < ?`},
 			{&p.Approvals, `DELETE FROM reactguard_grants WHERE at < ?`},
-			{&p.Evidence, `DELETE FROM reactguard_evidence_runs WHERE at < ?`},
+			{&p.Evidence, `DELETE FROM reactguard_evidence_runs WHERE at < ? AND run < x'ff'`},
 		} {
 			res, err := tx.ExecContext(ctx, step.q, b)
 			if err != nil {
@@ -87,10 +95,33 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 				}
 			}
 		}
-		return nil
+		threads, err := ids(ctx, tx, `SELECT id FROM reactguard_threads WHERE updated < ?`, b)
+		if err != nil {
+			return err
+		}
+		p.Threads = len(threads)
+		return deleteThreads(ctx, tx, threads)
 	})
 	if err != nil {
 		return Pruned{}, schemaErr(ctx, "prune", err)
 	}
 	return p, nil
+}
+
+// ids returns the single BLOB column of the rows of q.
+func ids(ctx context.Context, tx *sql.Tx, q string, args ...any) ([][]byte, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out [][]byte
+	for rows.Next() {
+		var id []byte
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/reactguard/reactguard/guard/guardtest"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/runstore/runstoretest"
+	"github.com/reactguard/reactguard/stores/postgres"
 	"github.com/reactguard/reactguard/threadstore"
 	"github.com/reactguard/reactguard/threadstore/threadstoretest"
-	"github.com/reactguard/reactguard/stores/postgres"
 )
 
 // Every conformance suite against one store on a real server; the suites

@@ -17,8 +17,8 @@ import (
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
-	"github.com/reactguard/reactguard/threadstore"
 	"github.com/reactguard/reactguard/stores/postgres"
+	"github.com/reactguard/reactguard/threadstore"
 )
 
 var bg = context.Background()

@@ -43,6 +43,7 @@ import (
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
 	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/threadstore"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -76,6 +77,7 @@ type Stores struct {
 	Claims      runstore.Claims
 	Runs        runstore.Store
 	Audit       runstore.Audit
+	Threads     threadstore.Store
 	// Close closes the store.
 	Close func()
 }
@@ -257,6 +259,9 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		return err
 	}
 	defer stores.Close()
+	if strings.HasPrefix(role, RoleConversation) {
+		return conversation(ctx, stores, os.Stdin, out)
+	}
 	b := backend{path: filepath.Join(os.Getenv(EnvDir), "backend.log")}
 	tools, err := catalog(b, os.Getenv(EnvVerify) == "1", role == RoleResumeBlock, out)
 	if err != nil {

@@ -31,7 +31,7 @@ func openStores(ctx context.Context, dsn, role string) (storetest.Stores, error)
 		return storetest.Stores{}, err
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: s.Close}, nil
+		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Threads: s.Threads(), Close: s.Close}, nil
 }
 
 // processes returns the scenarios' processes on the test schema.
@@ -97,6 +97,12 @@ func TestPerson(t *testing.T) {
 	s := open(t, nil)
 	storetest.RunPerson(t, func(*testing.T) storetest.Stores {
 		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() {}}
+			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Threads: s.Threads(), Close: func() {}}
 	})
+}
+
+// A conversation across two processes on one database (see
+// storetest.Conversation).
+func TestProcesses_Conversation(t *testing.T) {
+	storetest.Conversation(t, processes(t))
 }

@@ -718,13 +718,16 @@ func (l *Loop) release(ctx context.Context, run, id string) error {
 	return nil
 }
 
-// retryPending tries again the claim releases and run deletions that
-// failed, with a context that is not cancelled with ctx.
+// retryPending tries again the claim releases, run deletions and turn
+// commits that failed, with a context that is not cancelled with ctx.
 func (l *Loop) retryPending(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	l.releases.Retry(func(k [2]string, _ struct{}) error { return l.claims.Release(ctx, k[0], k[1]) })
 	if l.runs != nil {
 		l.deletes.Retry(func(id string, _ struct{}) error { return l.runs.Delete(ctx, id) })
+	}
+	if l.threads != nil {
+		l.threadOps.Retry(func(_ string, c *threadCommit) error { return l.commit(ctx, c) })
 	}
 }
 

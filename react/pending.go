@@ -75,6 +75,13 @@ type Argument struct {
 	// never receives this value. An inbox shows it struck out, or refuses
 	// to offer the approval.
 	Shadowed bool
+	// Earlier reports, for a run answering a message of a thread
+	// ([InThread]), a value that this run's own words and results do not
+	// hold (UserText -1, no Calls) and the thread's earlier turns do: the
+	// user's words of an earlier message (FromUser), or a result of Source.Tool
+	// in an earlier message (FromResult). The parameter contract accepted
+	// it from there.
+	Earlier bool
 }
 
 // Pending returns what the stopped run id waits for, read from the
@@ -132,6 +139,9 @@ func (l *Loop) pendingOf(ctx context.Context, id string, snapshot []byte, o runO
 		p.Suspension = sp
 		if w := sp.Approval; w != nil {
 			p.Arguments = l.arguments(s, w)
+			if err := l.earlier(ctx, s, p.Arguments); err != nil {
+				return Pending{}, err
+			}
 		}
 		rec, decided, err := l.audit.Decided(ctx, s.Run, s.ID)
 		if err != nil {
@@ -185,6 +195,39 @@ func (l *Loop) arguments(s *snapState, w *PendingWrite) []Argument {
 		}
 	}
 	return out
+}
+
+// earlier marks the arguments of a run in a thread whose values the
+// thread's earlier turns hold (see Argument.Earlier).
+func (l *Loop) earlier(ctx context.Context, s *snapState, args []Argument) error {
+	if s.Thread == nil || l.threads == nil {
+		return nil
+	}
+	ev := l.threads.Evidence()
+	for i := range args {
+		a := &args[i]
+		texts := scalarTexts(a.Value)
+		if len(texts) == 0 {
+			continue
+		}
+		all := true
+		for _, v := range texts {
+			var held bool
+			var err error
+			switch {
+			case a.Source.Kind == tool.FromUser && a.UserText < 0:
+				held, err = ev.UserSaid(ctx, s.Thread.ID, v)
+			case a.Source.Kind == tool.FromResult && len(a.Calls) == 0:
+				held, err = ev.HasValue(ctx, s.Thread.ID, a.Source.Tool, a.Source.Field, v)
+			}
+			if err != nil {
+				return fmt.Errorf("react: thread store: evidence of %s: %w", s.Thread.ID, err)
+			}
+			all = all && held
+		}
+		a.Earlier = all
+	}
+	return nil
 }
 
 // resultCalls returns the ids of the successful calls of toolName whose

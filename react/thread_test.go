@@ -184,6 +184,9 @@ func TestThreadConversation(t *testing.T) {
 	p, err := b.Pending(bg, r2.Run, asAlice)
 	require.NoError(t, err)
 	assert.Equal(t, "t1", p.Thread)
+	require.Len(t, p.Arguments, 1)
+	assert.Equal(t, -1, p.Arguments[0].UserText, "A-17 is not in message 2's words")
+	assert.True(t, p.Arguments[0].Earlier, "A-17 is in message 1's words: the inbox says so")
 	r2, err = b.ResumeRun(bg, r2.Run, react.Approve(p.Suspension.Ticket).DecidedBy("alice"), asAlice)
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, r2.Status)
@@ -589,3 +592,85 @@ func TestThreadEarlierResultIsASource(t *testing.T) {
 }
 
 func (d *desk) threadsGet(id string) (threadstore.Thread, bool, error) { return d.threads.Get(bg, id) }
+
+// flaky is a thread store whose Commit fails as told: before it applies
+// (the database refused), or after (the reply was lost).
+type flaky struct {
+	threadstore.Store
+	mu     sync.Mutex
+	before int // Commits to refuse
+	after  int // Commits to apply and then report failed
+}
+
+func (s *flaky) Commit(ctx context.Context, id, token string, t threadstore.Turn, sum *threadstore.Summary) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.before > 0 {
+		s.before--
+		return errors.New("database unavailable")
+	}
+	err := s.Store.Commit(ctx, id, token, t, sum)
+	if s.after > 0 && err == nil {
+		s.after--
+		return errors.New("connection reset after the commit")
+	}
+	return err
+}
+
+// A turn whose commit failed is committed before the next message to the
+// thread, and at the loop's next call; a commit whose reply was lost is
+// not committed twice. The run's result is intact either way.
+func TestThreadCommitFailures(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		before, after int
+	}{{"refused", 1, 0}, {"reply lost", 0, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			d := newDesk(t)
+			f := &flaky{Store: d.threads, before: c.before, after: c.after}
+			d.threads = f
+			l := d.loop(reacttest.Func(clerk))
+			res, err := l.Run(bg, deskNode, "My order is A-17.", react.InThread("t1"), asAlice)
+			require.ErrorContains(t, err, "commit turn 1 of thread t1")
+			require.Equal(t, react.Finished, res.Status, "the run's result is intact")
+			assert.Equal(t, "Noted.", res.Summary)
+			res = d.message(l, "t1", "Where is my order?")
+			assert.Equal(t, 2, res.Turn, "the failed commit went through first")
+			turns, err := l.Turns(bg, "t1", 1, 10, asAlice)
+			require.NoError(t, err)
+			require.Len(t, turns, 1, "the second message waits for approval; one turn committed, once")
+			assert.Equal(t, "My order is A-17.", turns[0].User)
+		})
+	}
+	// The retry at the loop's next call, whatever thread it concerns.
+	d := newDesk(t)
+	f := &flaky{Store: d.threads, before: 1}
+	d.threads = f
+	l := d.loop(reacttest.Func(clerk))
+	_, err := l.Run(bg, deskNode, "My order is A-17.", react.InThread("t1"), asAlice)
+	require.Error(t, err)
+	d.message(l, "t2", "Hello.")
+	th, _, err := f.Get(bg, "t1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, th.Turns)
+	assert.Empty(t, th.Run, "the thread is free")
+}
+
+// A message streamed to a busy thread is one RunEnd pair with the busy
+// error.
+func TestThreadStreamBusy(t *testing.T) {
+	d := newDesk(t)
+	l := d.loop(reacttest.Func(clerk))
+	d.message(l, "t1", "My order is A-17.")
+	r2 := d.message(l, "t1", "Refund it.")
+	require.Equal(t, react.Suspended, r2.Status)
+	var pairs int
+	for e, err := range l.RunStream(bg, deskNode, "Hello?", react.InThread("t1"), asAlice) {
+		pairs++
+		assert.Equal(t, react.EventRunEnd, e.Kind)
+		var busy *react.ThreadBusyError
+		require.ErrorAs(t, err, &busy)
+		assert.Equal(t, r2.Run, busy.Run)
+	}
+	assert.Equal(t, 1, pairs)
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -275,6 +276,8 @@ func (r *run) checkType(key, value string) *tool.Rejection {
 		detail = err.Error()
 	} else if err := t.resolved.Validate(v); err != nil {
 		detail = err.Error()
+	} else if n := nonInteger(value, t.resolved.Schema()); n != "" {
+		detail = n + " is not written as an integer in range"
 	}
 	if detail == "" {
 		return nil
@@ -282,4 +285,62 @@ func (r *run) checkType(key, value string) *tool.Rejection {
 	return tool.Reject(errcode.OutputValueInvalid,
 		r.cat.Reason(errcode.OutputValueInvalid, "key", key, "type", t.typ, "detail", tool.ClipDetail(detail)),
 		r.cat.Text(prompt.NextOutputType, "key", key, "type", t.typ))
+}
+
+// nonInteger returns the first number of the JSON value that schema s
+// wants as an integer and that is not written as one that fits 64 bits
+// (1.0, 1e3, 2^64): JSON Schema admits them as integers, Go's decoder
+// does not, and an output's value must decode into its field. "" when
+// there is none.
+func nonInteger(value string, s *jsonschema.Schema) string {
+	dec := json.NewDecoder(strings.NewReader(value))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return ""
+	}
+	return nonIntegerIn(v, s)
+}
+
+func nonIntegerIn(v any, s *jsonschema.Schema) string {
+	if s == nil {
+		return ""
+	}
+	switch x := v.(type) {
+	case json.Number:
+		if !admits(s, "integer") || admits(s, "number") {
+			return ""
+		}
+		var err error
+		if s.Minimum != nil && *s.Minimum >= 0 {
+			_, err = strconv.ParseUint(x.String(), 10, 64)
+		} else {
+			_, err = strconv.ParseInt(x.String(), 10, 64)
+		}
+		if err != nil {
+			return x.String()
+		}
+	case []any:
+		for _, e := range x {
+			if n := nonIntegerIn(e, s.Items); n != "" {
+				return n
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			ps := s.Properties[k]
+			if ps == nil {
+				ps = s.AdditionalProperties
+			}
+			if n := nonIntegerIn(e, ps); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// admits reports whether s names the JSON type t.
+func admits(s *jsonschema.Schema, t string) bool {
+	return s.Type == t || slices.Contains(s.Types, t)
 }

@@ -35,7 +35,7 @@ var (
 // desk is a support desk's stores and tools, shared by the loops of one
 // test as the processes of a service share their stores.
 type desk struct {
-	t       *testing.T
+	t       testing.TB
 	threads threadstore.Store
 	guards  *guard.Options
 	runs    *runstore.Memory
@@ -48,7 +48,7 @@ type desk struct {
 
 var deskNode = react.Node{Name: "desk", Tools: []string{"refund", "order_status"}, HostApproval: true, TextAnswers: true, MaxRounds: 12}
 
-func newDesk(t *testing.T) *desk {
+func newDesk(t testing.TB) *desk {
 	t.Helper()
 	d := &desk{t: t, threads: threadstore.NewMemory(), guards: memoryStores(), runs: runstore.NewMemory()}
 	in := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"order_id": {Type: "string"}}, Required: []string{"order_id"}}

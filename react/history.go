@@ -3,11 +3,13 @@ package react
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -244,11 +246,54 @@ func openAs[T any](l *Loop, format string, b []byte, v *T) error {
 	return nil
 }
 
-// openTurn opens the stored turn t of thread id, owned by owner.
+// turnCache keeps the turns a Loop opened, by the SHA-256 of their sealed
+// bytes, so that the turns every message of a thread sends again are
+// opened (decoded, re-encoded, authenticated) once: a sealed turn never
+// changes, and the checks of its thread, position and owner are made at
+// every use. It holds at most turnCacheSize turns, the oldest dropped
+// first. Safe for concurrent use.
+type turnCache struct {
+	mu   sync.Mutex
+	m    map[[sha256.Size]byte]*wireTurn
+	ring [][sha256.Size]byte
+	next int
+}
+
+const turnCacheSize = 1024
+
+func (c *turnCache) get(k [sha256.Size]byte) *wireTurn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *turnCache) put(k [sha256.Size]byte, w *wireTurn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m, c.ring = make(map[[sha256.Size]byte]*wireTurn, turnCacheSize), make([][sha256.Size]byte, turnCacheSize)
+	}
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	if old := c.ring[c.next]; len(c.m) == turnCacheSize {
+		delete(c.m, old)
+	}
+	c.ring[c.next], c.m[k] = k, w
+	c.next = (c.next + 1) % turnCacheSize
+}
+
+// openTurn opens the stored turn t of thread id, owned by owner. The
+// returned turn is shared: read it, do not change it.
 func (l *Loop) openTurn(id string, owner Owner, index int, content []byte) (*wireTurn, error) {
-	var w wireTurn
-	if err := openAs(l, turnFormat, content, &w); err != nil {
-		return nil, fmt.Errorf("%w: thread %q, turn %d: %w", ErrThreadCorrupt, id, index, err)
+	k := sha256.Sum256(content)
+	w := l.opened.get(k)
+	if w == nil {
+		w = new(wireTurn)
+		if err := openAs(l, turnFormat, content, w); err != nil {
+			return nil, fmt.Errorf("%w: thread %q, turn %d: %w", ErrThreadCorrupt, id, index, err)
+		}
+		l.opened.put(k, w)
 	}
 	switch {
 	case w.Thread != id || w.Index != index:
@@ -267,7 +312,7 @@ func (l *Loop) openTurn(id string, owner Owner, index int, content []byte) (*wir
 			return nil, fmt.Errorf("%w: thread %q, turn %d: a message of role %q", ErrThreadCorrupt, id, index, m.Role)
 		}
 	}
-	return &w, nil
+	return w, nil
 }
 
 // openSummary opens the stored summary of thread id, owned by owner, said

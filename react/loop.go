@@ -216,6 +216,7 @@ type Loop struct {
 	history    HistoryPolicy
 	threadOps  pending.Map[string, *threadCommit] // turns whose commit failed, by thread
 	outSchemas sync.Map                           // *jsonschema.Schema of an output → *jsonschema.Resolved
+	opened     turnCache                          // the threads' turns this Loop opened
 }
 
 // processClaims and processAudit are the claims and the audit of loops

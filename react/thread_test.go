@@ -544,6 +544,23 @@ func TestThreadHistoryIsSealed(t *testing.T) {
 			require.ErrorIs(t, err, react.ErrThreadCorrupt)
 		})
 	}
+	// A loop that opened thread t2's turn (and keeps it opened) still
+	// refuses it when the store returns it as t1's.
+	swap := &tamper{Store: d.threads}
+	cached, err := react.New(react.Config{Model: reacttest.Func(clerk), Tools: d.tools, Guards: d.guards, Threads: swap,
+		Observer: react.DiscardObserver, SnapshotKeys: [][]byte{deskKey}})
+	require.NoError(t, err)
+	_, err = cached.Turns(bg, "t2", 1, 10, asAlice)
+	require.NoError(t, err)
+	swap.turns = func(ts []threadstore.Turn) []threadstore.Turn {
+		for i := range ts {
+			ts[i].Content = other[0].Content
+		}
+		return ts
+	}
+	_, err = cached.Turns(bg, "t1", 1, 10, asAlice)
+	require.ErrorIs(t, err, react.ErrThreadCorrupt, "a turn opened before is checked at every use")
+
 	rotated, err := react.New(react.Config{Model: reacttest.Func(clerk), Tools: d.tools, Guards: d.guards, Threads: d.threads,
 		Observer: react.DiscardObserver, SnapshotKeys: [][]byte{[]byte("another key of at least thirty-two bytes!")}})
 	require.NoError(t, err)

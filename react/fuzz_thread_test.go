@@ -6,7 +6,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
@@ -54,7 +53,7 @@ func FuzzTypedOutput(f *testing.F) {
 		}
 		c := res.Calls[0]
 		if c.Outcome != outcome.Success {
-			if c.Code == 0 || !errcode.Code(c.Code).IsValid() {
+			if c.Code == 0 || !c.Code.IsValid() {
 				t.Fatalf("refused without a code: %+v", c)
 			}
 			return

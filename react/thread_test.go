@@ -69,12 +69,9 @@ func newDesk(t testing.TB) *desk {
 // loop returns a loop over the desk's stores with model m.
 func (d *desk) loop(m react.Model, obs ...react.Observer) *react.Loop {
 	d.t.Helper()
-	o := react.Observer(react.DiscardObserver)
-	if len(obs) > 0 {
-		o = obs[0]
-	}
+	obs = append(obs, react.DiscardObserver) // the first given, else none
 	l, err := react.New(react.Config{
-		Model: m, Tools: d.tools, Guards: d.guards, Observer: o, Threads: d.threads, History: d.history, Runs: d.runs,
+		Model: m, Tools: d.tools, Guards: d.guards, Observer: obs[0], Threads: d.threads, History: d.history, Runs: d.runs,
 		SnapshotKeys: [][]byte{deskKey},
 		NewRunID:     func(context.Context) string { return fmt.Sprintf("run-%d", d.ids.Add(1)) },
 	})
@@ -432,7 +429,8 @@ func TestThreadStream(t *testing.T) {
 	assert.Equal(t, 2, end.Result.Turn)
 	assert.Contains(t, kinds, react.EventSuspended)
 	var ended *react.RunEndEvent
-	for e := range l.ResumeRunStream(bg, end.Result.Run, react.Decline(end.Result.Suspension.Ticket, "no"), asAlice) {
+	for e, err := range l.ResumeRunStream(bg, end.Result.Run, react.Decline(end.Result.Suspension.Ticket, "no"), asAlice) {
+		require.NoError(t, err)
 		if e.Kind == react.EventRunEnd {
 			ended = e.RunEnd
 		}

@@ -43,6 +43,7 @@ func scopeOf(ctx context.Context, run string) *threadScope {
 // thread's ledger, itself O(1) in the evidence it holds.
 type layered struct{ evidence.Ledger }
 
+// Lookup is the run's record of callID, else the thread's.
 func (l *layered) Lookup(ctx context.Context, run, callID string) (evidence.Record, bool, error) {
 	rec, ok, err := l.Ledger.Lookup(ctx, run, callID)
 	if err != nil || ok {
@@ -54,6 +55,7 @@ func (l *layered) Lookup(ctx context.Context, run, callID string) (evidence.Reco
 	return rec, ok, nil
 }
 
+// HasResult reports a result of tool in the run, else in the thread.
 func (l *layered) HasResult(ctx context.Context, run, tool string) (bool, error) {
 	ok, err := l.Ledger.HasResult(ctx, run, tool)
 	if err != nil || ok {
@@ -65,6 +67,7 @@ func (l *layered) HasResult(ctx context.Context, run, tool string) (bool, error)
 	return false, nil
 }
 
+// HasValue reports value in a result of the run, else of the thread.
 func (l *layered) HasValue(ctx context.Context, run, tool, field, value string) (bool, error) {
 	ok, err := l.Ledger.HasValue(ctx, run, tool, field, value)
 	if err != nil || ok {
@@ -76,6 +79,7 @@ func (l *layered) HasValue(ctx context.Context, run, tool, field, value string) 
 	return false, nil
 }
 
+// UserSaid reports value in the user's words of the run, else of the thread.
 func (l *layered) UserSaid(ctx context.Context, run, value string) (bool, error) {
 	ok, err := l.Ledger.UserSaid(ctx, run, value)
 	if err != nil || ok {

@@ -30,34 +30,42 @@ func EvidenceIn(l evidence.Ledger) evidence.Ledger { return keyed{l} }
 
 type keyed struct{ l evidence.Ledger }
 
+// Append appends to thread id's evidence.
 func (k keyed) Append(ctx context.Context, id string, r evidence.Record) error {
 	return k.l.Append(ctx, Key(id), r)
 }
 
+// Records returns thread id's records.
 func (k keyed) Records(ctx context.Context, id string) ([]evidence.Record, error) {
 	return k.l.Records(ctx, Key(id))
 }
 
+// Lookup looks a call up in thread id's evidence.
 func (k keyed) Lookup(ctx context.Context, id, callID string) (evidence.Record, bool, error) {
 	return k.l.Lookup(ctx, Key(id), callID)
 }
 
+// HasResult reports whether thread id's evidence has a result of tool.
 func (k keyed) HasResult(ctx context.Context, id, tool string) (bool, error) {
 	return k.l.HasResult(ctx, Key(id), tool)
 }
 
+// HasValue reports whether a result in thread id's evidence holds value.
 func (k keyed) HasValue(ctx context.Context, id, tool, field, value string) (bool, error) {
 	return k.l.HasValue(ctx, Key(id), tool, field, value)
 }
 
+// Executions counts the calls of fingerprint in thread id's evidence.
 func (k keyed) Executions(ctx context.Context, id, fingerprint string) (int, evidence.Record, error) {
 	return k.l.Executions(ctx, Key(id), fingerprint)
 }
 
+// AddUserText adds the user's words to thread id's evidence.
 func (k keyed) AddUserText(ctx context.Context, id, text string) error {
 	return k.l.AddUserText(ctx, Key(id), text)
 }
 
+// UserSaid reports whether the user said value in thread id.
 func (k keyed) UserSaid(ctx context.Context, id, value string) (bool, error) {
 	return k.l.UserSaid(ctx, Key(id), value)
 }

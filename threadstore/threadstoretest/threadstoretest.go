@@ -194,7 +194,7 @@ func acquireIsAtomic(t *testing.T, s threadstore.Store, id string) {
 				won.Add(1)
 			case errors.Is(err, threadstore.ErrBusy):
 			default:
-				errs <- fmt.Errorf("Acquire #%d = %q, %v; want a token or ErrBusy", i, tok, err)
+				errs <- fmt.Errorf("acquire #%d = %q, %w; want a token or ErrBusy", i, tok, err)
 			}
 		})
 	}

@@ -604,6 +604,7 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 	// gives the claim back and returns the same snapshot.
 	unchanged := func(err error) (Result, error) {
 		held = false
+		r.leaveThread(ctx, true) // the thread waits again, before the snapshot may be claimed again
 		if rerr := l.release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("react: release resume claim: %w", rerr))
 		}

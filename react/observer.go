@@ -356,15 +356,19 @@ func (l *LogObserver) onRunStart(ctx context.Context, e *RunStartEvent) {
 	if !on {
 		return
 	}
+	var thread []slog.Attr
+	if e.Thread != "" {
+		thread = []slog.Attr{slog.String("thread", e.Thread), slog.Int("turn", e.Turn)}
+	}
 	if e.Resumed {
 		attrs := []slog.Attr{slog.String("decision", e.Decision)}
 		if e.DecidedBy != "" {
 			attrs = append(attrs, slog.String("by", e.DecidedBy))
 		}
-		lg.LogAttrs(ctx, slog.LevelInfo, "REACT resumed", roundAttrs(RoundEvent{NodeEvent: e.NodeEvent, Round: e.Round}, attrs...)...)
+		lg.LogAttrs(ctx, slog.LevelInfo, "REACT resumed", roundAttrs(RoundEvent{NodeEvent: e.NodeEvent, Round: e.Round}, append(attrs, thread...)...)...)
 		return
 	}
-	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", append([]slog.Attr{slog.String("run", e.Run), slog.String("node", e.Node)}, thread...)...)
 }
 
 func (l *LogObserver) onToolInvoked(ctx context.Context, e *ToolEvent) {

@@ -39,9 +39,10 @@ var (
 	// ErrThreadBusy is wrapped by [ThreadBusyError].
 	ErrThreadBusy = errors.New("react: the thread is busy")
 	// ErrThreadMoved: a run stopped inside a thread was resumed, but the
-	// thread went on without it ([Loop.ReleaseThread], or a new thread
-	// under the same id): its message can no longer be answered there.
-	// Nothing runs; the snapshot is given back unspent.
+	// thread went on without it (it was let go with [Loop.ReleaseThread]
+	// and another message was answered since, or the thread was deleted
+	// and started again): its message can no longer be answered there.
+	// Nothing runs; the snapshot stays unspent.
 	ErrThreadMoved = errors.New("react: the thread went on without this run")
 	// ErrThreadNotFound: [Loop.Turns] or [Loop.ReleaseThread] of a thread
 	// the store does not hold.
@@ -515,8 +516,9 @@ func (l *Loop) Turns(ctx context.Context, id string, from, to int, opts ...RunOp
 // ReleaseThread frees thread id from the stopped run that holds it — a run
 // suspended or interrupted inside the thread whose decision will not come
 // — or from a driver that died, so that the next message can start. That
-// run's message gets no turn, and a later resume of it is refused with
-// [ErrThreadMoved]. A free thread is left as it is; a thread whose run is
+// run's message gets no turn; once another message was answered, a resume
+// of it is refused with [ErrThreadMoved] (before, it takes the thread
+// again, which nobody used). A free thread is left as it is; a thread whose run is
 // answering a message now is a [ThreadBusyError]. The caller's owner
 // ([WithOwner]) must cover the thread's. (With Config.Runs, a message to a
 // thread whose stopped run the run store no longer holds frees it by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -689,3 +690,66 @@ func TestThreadStreamBusy(t *testing.T) {
 	}
 	assert.Equal(t, 1, pairs)
 }
+
+// A resume whose decision cannot apply (the approvals store does not hold
+// the gated call) leaves the run waiting in its thread, its snapshot
+// unspent: the thread still refuses new messages, and the same decision,
+// given where the store holds the call, applies.
+func TestThreadResumeThatDoesNotApply(t *testing.T) {
+	d := newDesk(t)
+	l := d.loop(reacttest.Func(clerk))
+	d.message(l, "t1", "My order is A-17.")
+	r2 := d.message(l, "t1", "Refund it.")
+	require.Equal(t, react.Suspended, r2.Status)
+	other := &desk{t: t, threads: d.threads, guards: memoryStores(), runs: d.runs, tools: d.tools} // a replica wired to other approvals
+	_, err := other.loop(reacttest.Func(clerk)).Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+	require.ErrorIs(t, err, guard.ErrNotPending)
+	_, err = l.Run(bg, deskNode, "Hello?", react.InThread("t1"), asAlice)
+	var busy *react.ThreadBusyError
+	require.ErrorAs(t, err, &busy)
+	assert.True(t, busy.Waiting, "the run still waits in its thread")
+	res, err := l.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, res.Status)
+	assert.Equal(t, 1, d.refund.executions())
+}
+
+// A run's start says which thread and turn it answers, to observers and in
+// the log.
+func TestThreadRunStartEvent(t *testing.T) {
+	d := newDesk(t)
+	var buf strings.Builder
+	var mu sync.Mutex
+	var starts []react.RunStartEvent
+	obs := react.Observers(react.NewLogObserver(slog.New(slog.NewTextHandler(&buf, nil))), observerFunc(func(ctx context.Context, e react.Event) context.Context {
+		if e.Kind == react.EventRunStart {
+			mu.Lock()
+			starts = append(starts, *e.RunStart)
+			mu.Unlock()
+		}
+		return ctx
+	}))
+	l := d.loop(reacttest.Func(clerk), obs)
+	d.message(l, "t1", "My order is A-17.")
+	r2 := d.message(l, "t1", "Refund it.")
+	_, err := l.ResumeRun(bg, r2.Run, react.Approve(r2.Suspension.Ticket), asAlice)
+	require.NoError(t, err)
+	require.Len(t, starts, 3)
+	for i, want := range []int{1, 2, 2} {
+		assert.Equal(t, "t1", starts[i].Thread)
+		assert.Equal(t, want, starts[i].Turn)
+	}
+	assert.Contains(t, buf.String(), "msg=\"REACT node_started\" run=run-2 node=desk thread=t1 turn=2")
+	resumed := false
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(line, `msg="REACT resumed"`) {
+			resumed = true
+			assert.Contains(t, line, "thread=t1 turn=2")
+		}
+	}
+	assert.True(t, resumed)
+}
+
+type observerFunc func(ctx context.Context, e react.Event) context.Context
+
+func (f observerFunc) Observe(ctx context.Context, e react.Event) context.Context { return f(ctx, e) }

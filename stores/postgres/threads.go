@@ -18,17 +18,17 @@ import (
 // tables for the threads' evidence (under [threadstore.Key]). Each
 // operation that must be atomic is one statement: Acquire is one INSERT …
 // ON CONFLICT DO UPDATE … WHERE (a free thread, the thread parked on the
-// same run, or one whose holder's owner lock is free), so of any number of
+// same run, or one whose holder's lease has expired), so of any number of
 // concurrent Acquires of one thread, in any number of processes, exactly
 // one succeeds; Park and Release are conditional UPDATEs on the lease
 // token; Commit updates the thread (on its token and its turn count) and
-// inserts the turn in one statement. A lease names its holder by the
-// advisory lock key of the holding process's owner session, as a running
-// write does (see [WriteLedger]): a lease whose holder's session ended —
-// its process died, or closed its store — is given to the same run's
-// resume, or dropped by Release without a token; another run is never
-// given it. While the store's owner session is lost, Acquire takes
-// nothing and returns an error wrapping [ErrSessionLost].
+// inserts the turn in one statement. A thread's lease names its holder by
+// the owner id of the holding Store's lease, as a running write does (see
+// [WriteLedger]): a thread whose holder's lease expired by the database's
+// clock — its process died, stalled, or closed its store — is given to
+// the same run's resume, or dropped by Release without a token; another
+// run is never given it. While the Store holds no lease, Acquire takes
+// nothing and returns an error wrapping runstore.ErrLeaseLost.
 type Threads struct{ s *Store }
 
 var _ threadstore.Store = (*Threads)(nil)
@@ -52,15 +52,16 @@ func scanThread(row pgx.Row) (threadstore.Thread, error) {
 	return th, nil
 }
 
-// acquireThread creates or takes a thread. The owner lock of another
-// holder is tried only for the length of the statement.
+// acquireThread creates or takes a thread: a free one, or one parked on
+// the same run, or held for the same run by a Store whose lease expired.
 const acquireThread = `
 INSERT INTO reactguard_threads AS t (id, tenant, user_id, run, holder, token, created, updated)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
 ON CONFLICT (id) DO UPDATE SET run = EXCLUDED.run, holder = EXCLUDED.holder, token = EXCLUDED.token, updated = EXCLUDED.updated
 	WHERE t.tenant = EXCLUDED.tenant AND t.user_id = EXCLUDED.user_id
 		AND (t.run = '\x' OR (t.run = EXCLUDED.run AND (t.holder = 0
-			OR (t.holder <> EXCLUDED.holder AND pg_try_advisory_xact_lock(t.holder)))))
+			OR (t.holder <> EXCLUDED.holder
+				AND NOT EXISTS (SELECT 1 FROM reactguard_leases l WHERE l.owner = t.holder AND l.expires > now())))))
 RETURNING ` + threadColumns
 
 // Acquire implements [threadstore.Store.Acquire].
@@ -68,11 +69,12 @@ func (t *Threads) Acquire(ctx context.Context, id string, owner runstore.Owner, 
 	if err := threadstore.CheckAcquire(id, owner, run); err != nil {
 		return threadstore.Thread{}, "", err
 	}
-	if err := t.s.sessionErr(ctx); err != nil {
+	ep, err := t.s.leaseNow(ctx)
+	if err != nil {
 		return threadstore.Thread{}, "", err
 	}
 	token := threadstore.NewToken()
-	th, err := scanThread(t.s.pool.QueryRow(ctx, acquireThread, []byte(id), []byte(owner.Tenant), []byte(owner.User), []byte(run), t.s.owner, token, t.s.ts()))
+	th, err := scanThread(t.s.pool.QueryRow(ctx, acquireThread, []byte(id), []byte(owner.Tenant), []byte(owner.User), []byte(run), ep.owner, token, t.s.ts()))
 	if err == nil {
 		return th, token, nil
 	}
@@ -154,10 +156,15 @@ func (t *Threads) Release(ctx context.Context, id, run, token string) error {
 		}
 		return nil
 	}
+	var mine int64 // this Store's lease: a thread it holds is running here
+	if ep := t.s.current(); ep != nil {
+		mine = ep.owner
+	}
 	tag, err := t.s.pool.Exec(ctx, `
 UPDATE reactguard_threads SET run = '\x', holder = 0, token = '', updated = $3
-WHERE id = $1 AND run = $2 AND run <> '\x' AND (holder = 0 OR (holder <> $4 AND pg_try_advisory_xact_lock(holder)))`,
-		[]byte(id), []byte(run), t.s.ts(), t.s.owner)
+WHERE id = $1 AND run = $2 AND run <> '\x' AND (holder = 0 OR (holder <> $4
+	AND NOT EXISTS (SELECT 1 FROM reactguard_leases l WHERE l.owner = reactguard_threads.holder AND l.expires > now())))`,
+		[]byte(id), []byte(run), t.s.ts(), mine)
 	if err != nil {
 		return schemaErr(ctx, "release thread", err)
 	}
@@ -229,8 +236,6 @@ tu AS (DELETE FROM reactguard_thread_turns WHERE thread IN (SELECT id FROM th)),
 er AS (DELETE FROM reactguard_evidence_runs WHERE run IN (SELECT key FROM k)),
 r AS (DELETE FROM reactguard_records WHERE run IN (SELECT key FROM k)),
 f AS (DELETE FROM reactguard_facts WHERE run IN (SELECT key FROM k)),
-c AS (DELETE FROM reactguard_print_calls WHERE run IN (SELECT key FROM k)),
-p AS (DELETE FROM reactguard_prints WHERE run IN (SELECT key FROM k)),
 u AS (DELETE FROM reactguard_user_texts WHERE run IN (SELECT key FROM k))
 SELECT count(*) FROM th`
 

@@ -65,10 +65,14 @@ func (t *Threads) Acquire(ctx context.Context, id string, owner runstore.Owner, 
 	if err := threadstore.CheckAcquire(id, owner, run); err != nil {
 		return threadstore.Thread{}, "", err
 	}
+	o, err := t.s.owner()
+	if err != nil {
+		return threadstore.Thread{}, "", err
+	}
 	var out threadstore.Thread
 	var token string
 	var refused error
-	err := t.s.tx(ctx, func(tx *sql.Tx) error {
+	err = t.s.tx(ctx, func(tx *sql.Tx) error {
 		now := t.s.ts()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO reactguard_threads (id, tenant, user_id, created, updated) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			blob(id), blob(owner.Tenant), blob(owner.User), now, now); err != nil {
@@ -83,7 +87,7 @@ func (t *Threads) Acquire(ctx context.Context, id string, owner runstore.Owner, 
 			refused = fmt.Errorf("%w: thread %q", threadstore.ErrNotOwner, id)
 			return nil
 		case r.th.Run == "":
-		case r.th.Run == run && (r.holder == "" || t.s.owner.dead(r.holder)):
+		case r.th.Run == run && (r.holder == "" || o.dead(r.holder)):
 		default:
 			out, refused = r.th, fmt.Errorf("%w: thread %q is held by run %q", threadstore.ErrBusy, id, r.th.Run)
 			out.Summary = nil
@@ -91,7 +95,7 @@ func (t *Threads) Acquire(ctx context.Context, id string, owner runstore.Owner, 
 		}
 		token = threadstore.NewToken()
 		if _, err := tx.ExecContext(ctx, `UPDATE reactguard_threads SET run = ?, holder = ?, token = ?, updated = ? WHERE id = ?`,
-			blob(run), t.s.owner.id, token, now, blob(id)); err != nil {
+			blob(run), o.id, token, now, blob(id)); err != nil {
 			return err
 		}
 		r.th.Run, r.th.Held, r.th.Updated = run, true, time.UnixMicro(now).UTC()
@@ -180,15 +184,19 @@ func (t *Threads) Release(ctx context.Context, id, run, token string) error {
 			return t.free(ctx, tx, id)
 		})
 	}
+	o, err := t.s.owner()
+	if err != nil {
+		return err
+	}
 	var busy error
-	err := t.s.tx(ctx, func(tx *sql.Tx) error {
+	err = t.s.tx(ctx, func(tx *sql.Tx) error {
 		r, ok, err := getThread(ctx, tx, id)
 		switch {
 		case err != nil:
 			return err
 		case !ok || r.th.Run != run:
 			return nil
-		case r.holder != "" && !t.s.owner.dead(r.holder):
+		case r.holder != "" && !o.dead(r.holder):
 			busy = fmt.Errorf("%w: thread %q is held by run %q, running", threadstore.ErrBusy, id, run)
 			return nil
 		}

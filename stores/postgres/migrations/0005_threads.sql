@@ -1,6 +1,6 @@
 -- reactguard durable state, version 5: conversations (threadstore.Store).
 -- A thread belongs to an owner and holds its turns in order. The run that
--- holds a thread is run; holder is the owner key (advisory lock) of the
+-- holds a thread is run; holder is the owner id of the Store lease of the
 -- process whose lease token holds it, 0 when the thread is free or parked
 -- on a stopped run. Turns and the summary are sealed by the loop: opaque
 -- bytes here. A thread's evidence sits in the evidence tables under a key

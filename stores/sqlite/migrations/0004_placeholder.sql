@@ -1,3 +1,0 @@
--- reactguard durable state, version 4: reserved for the failover work
--- (leases and fencing tokens); this placeholder keeps the versions without
--- a gap and is replaced when that work is merged.

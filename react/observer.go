@@ -273,16 +273,18 @@ var (
 //	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…] [error=…]
 //	               (WARN when FAILED, INFO otherwise)
 //	TOOL skipped   tool=… call_id=…                                        (INFO)
-//	REACT node_started                                                     (INFO, a call of Run)
-//	REACT resumed  decision=… [by=…]                                      (INFO, a call of Resume)
+//	REACT node_started [thread=… turn=…]                                   (INFO, a call of Run)
+//	REACT resumed  decision=… [by=…] [thread=… turn=…]                    (INFO, a call of Resume)
 //	REACT no_tool_calls                                                    (INFO)
 //	REACT stall    count=… limit=… reason=…                                (INFO)
 //	REACT stall_reset                                                      (INFO)
 //	REACT suspended kind=… call_id=… tool=…|question=…                      (INFO)
 //	REACT finished  outputs=… goal=…                                       (INFO)
-//	REACT failed    cause=… reason=… goal=…                                (WARN)
+//	REACT failed    cause=… reason=… [remedy=…] goal=…                     (WARN)
 //
-// Every record also carries run, node and round. code is omitted for
+// Every record also carries run, node and round. thread and turn are those
+// of a run in a thread ([InThread]); remedy is the [Failure].Remedy when
+// there is one. code is omitted for
 // SUCCESS; attempts, first_outcome and first_code only for a call that ran
 // more than once (the first attempt's verdict, seed 003: a recovery never
 // hides the first failure); schema (the [ToolEvent].SchemaVersion) only for
@@ -467,6 +469,9 @@ func (l *LogObserver) onFailed(ctx context.Context, e *EndEvent) {
 	attrs := []slog.Attr{}
 	if e.Failure != nil {
 		attrs = append(attrs, slog.String("cause", e.Failure.Kind.String()), slog.String("reason", e.Failure.Reason))
+		if e.Failure.Remedy != "" {
+			attrs = append(attrs, slog.String("remedy", e.Failure.Remedy))
+		}
 	}
 	attrs = append(attrs, slog.String("goal", e.Goal.String()))
 	lg.LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)

@@ -99,6 +99,7 @@ var chineseTexts = map[Key]string{
 	NextTextAnswerOutputs: "先用 builtin_output_set 写入 {keys}，再用文字回答",
 	OutputsDeclared:       "需用 builtin_output_set 写入的产出：{outputs}。",
 	NextOutputType:        "重新写入 {key}，取值须为 {type} 类型，并从来源原样复制",
+	NextTextAnswerCutOff:  "重新回答，写得更短：你的回答在模型输出上限处被截断，未交给用户",
 }
 
 var chineseReasons = map[errcode.Code]string{

@@ -97,4 +97,5 @@ var englishTexts = map[Key]string{
 	NextTextAnswerOutputs: "set {keys} with builtin_output_set before you answer in text",
 	OutputsDeclared:       "Outputs to set with builtin_output_set: {outputs}.",
 	NextOutputType:        "set {key} again with a value of type {type}, copied exactly from its source",
+	NextTextAnswerCutOff:  "answer again, shorter: your answer was cut off at the model's output limit and did not reach the user",
 }

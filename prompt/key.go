@@ -123,6 +123,7 @@ const (
 	NextTextAnswerOutputs Key = 533 // NEXT_TEXT_ANSWER_OUTPUTS: set {keys} before answering in text (Node.TextAnswers)
 	OutputsDeclared       Key = 534 // OUTPUTS_DECLARED: the typed outputs of the node, {outputs}
 	NextOutputType        Key = 535 // NEXT_OUTPUT_TYPE: set {key} again with a value of {type} (OUTPUT_VALUE_INVALID)
+	NextTextAnswerCutOff  Key = 536 // NEXT_TEXT_ANSWER_CUT_OFF: a text answer cut off at the output limit ends nothing; answer again, shorter (Node.TextAnswers)
 )
 
 var keyNames = map[Key]string{
@@ -216,6 +217,7 @@ var keyNames = map[Key]string{
 	NextTextAnswerOutputs: "NEXT_TEXT_ANSWER_OUTPUTS",
 	OutputsDeclared:       "OUTPUTS_DECLARED",
 	NextOutputType:        "NEXT_OUTPUT_TYPE",
+	NextTextAnswerCutOff:  "NEXT_TEXT_ANSWER_CUT_OFF",
 }
 
 // String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".

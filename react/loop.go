@@ -895,7 +895,7 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 		r.round++
 		r.appendAssistant(resp)
 		if r.wave == nil {
-			r.noToolCalls(ctx, resp.Text)
+			r.noToolCalls(ctx, resp.Text, CutOff(resp.FinishReason))
 			if r.status != 0 {
 				return r.end(ctx)
 			}
@@ -962,16 +962,23 @@ func (r *run) written(key string) bool {
 // and a user message saying so. With Node.TextAnswers, a turn of text
 // alone ends the run as finished, the text its answer, once every required
 // output is set; before that, the message names the outputs still missing.
-func (r *run) noToolCalls(ctx context.Context, text string) {
+// A text cut off at the model's output limit (cut, see [CutOff]) never
+// ends the run: a truncated answer is not the answer, and the model is
+// told to answer again, shorter.
+func (r *run) noToolCalls(ctx context.Context, text string, cut bool) {
 	text = strings.TrimSpace(validText(text))
 	next := r.cat.Text(prompt.NextCallTool)
 	if r.node.TextAnswers && text != "" {
 		missing := r.missing()
-		if len(missing) == 0 {
+		switch {
+		case len(missing) > 0:
+			next = r.cat.Text(prompt.NextTextAnswerOutputs, "keys", r.cat.List(missing))
+		case cut:
+			next = r.cat.Text(prompt.NextTextAnswerCutOff)
+		default:
 			r.status, r.summary = Finished, text
 			return
 		}
-		next = r.cat.Text(prompt.NextTextAnswerOutputs, "keys", r.cat.List(missing))
 	}
 	r.emit(ctx, Event{Kind: EventNoToolCalls, RoundEvent: r.roundEvent()})
 	r.appendMsg(Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), next)})
@@ -1016,8 +1023,13 @@ func (r *run) failNoProgress(limit int) {
 	remedy := "the model must end its turn by calling " + ToolFinish + " (its summary is the answer to the user); " +
 		"to let a reply in text alone end the turn as the answer, set Node.TextAnswers"
 	if r.node.TextAnswers {
-		remedy = "with Node.TextAnswers a reply in text ends the turn only once every required output is set (" +
-			strings.Join(r.missing(), ", ") + " missing): the model must set them with " + ToolOutputSet + " first"
+		if missing := r.missing(); len(missing) > 0 {
+			remedy = "with Node.TextAnswers a reply in text ends the turn only once every required output is set (" +
+				strings.Join(missing, ", ") + " missing): the model must set them with " + ToolOutputSet + " first"
+		} else {
+			remedy = "with Node.TextAnswers a reply in text ends the turn unless it was cut off at the model's output limit " +
+				"(the finish reason said so): raise the model's output limit, or instruct it to answer shorter"
+		}
 	}
 	r.fail(FailedNoProgress, reason)
 	r.failure.Remedy, r.failure.NoToolCalls = remedy, r.noCalls

@@ -78,7 +78,10 @@ type Node struct {
 	// a tool call and with some text, the run finishes (Status Finished,
 	// Summary the text, the goal judged as for builtin_node_finish) once
 	// every required output is set; before that, the turn counts one
-	// stall and the model is told which outputs are missing. The system
+	// stall and the model is told which outputs are missing. A text cut
+	// off at the model's output limit ([CutOff] of the turn's finish
+	// reason) is not an answer: it counts one stall and the model is told
+	// to answer again, shorter. The system
 	// prompt says so. Without it (the default), the specification's rule
 	// holds: a turn without a tool call is no progress (one stall), and a
 	// turn ends with builtin_node_finish.

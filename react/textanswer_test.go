@@ -117,3 +117,42 @@ func TestTextAnswersRule(t *testing.T) {
 		assert.Equal(t, opt, strings.Contains(sys, "answer the user in plain text without a tool call"), "TextAnswers %v", opt)
 	}
 }
+
+// With Node.TextAnswers, a text cut off at the model's output limit is not
+// the answer: the run does not finish on it (the model is told to answer
+// again, shorter) and finishes on the next, whole text; a model whose
+// every answer is cut off fails the run with a remedy that names the
+// output limit. Without the option nothing changes: a text-only round is
+// no progress, cut off or not.
+func TestTextAnswerCutOff(t *testing.T) {
+	cut := func(s, reason string) react.Response { return react.Response{Text: s, FinishReason: reason} }
+	node := react.Node{TextAnswers: true}
+	for _, reason := range []string{"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"} {
+		t.Run(reason, func(t *testing.T) {
+			e := newEnv(t, newScript(cut("Your refund of order A-17 is d", reason), cut("Refunded.", "stop")))
+			res := e.run(node, "Refund order A-17.")
+			require.Equal(t, react.Finished, res.Status)
+			assert.Equal(t, "Refunded.", res.Summary, "the whole text is the answer, never the cut one")
+			msgs := res.Transcript
+			require.GreaterOrEqual(t, len(msgs), 3)
+			assert.Equal(t, "the turn contained no tool call. Next: answer again, shorter: your answer was cut off at the model's output limit and did not reach the user",
+				msgs[len(msgs)-2].Content)
+		})
+	}
+	t.Run("every answer cut off", func(t *testing.T) {
+		e := newEnv(t, newScript(cut("a", "length"), cut("b", "length"), cut("c", "length"), cut("d", "length")))
+		res := e.run(node, "Refund order A-17.")
+		require.Equal(t, react.Failed, res.Status)
+		require.NotNil(t, res.Failure)
+		assert.Equal(t, react.FailedNoProgress, res.Failure.Kind)
+		assert.Equal(t, 4, res.Failure.NoToolCalls)
+		assert.Contains(t, res.Failure.Remedy, "output limit")
+		assert.NotContains(t, res.Failure.Remedy, "missing")
+	})
+	t.Run("a stop is an answer", func(t *testing.T) {
+		e := newEnv(t, newScript(cut("Refunded.", "stop")))
+		res := e.run(node, "Refund order A-17.")
+		require.Equal(t, react.Finished, res.Status)
+		assert.Equal(t, "Refunded.", res.Summary)
+	})
+}

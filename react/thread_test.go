@@ -753,3 +753,85 @@ func TestThreadRunStartEvent(t *testing.T) {
 type observerFunc func(ctx context.Context, e react.Event) context.Context
 
 func (f observerFunc) Observe(ctx context.Context, e react.Event) context.Context { return f(ctx, e) }
+
+// A replica whose claim store decides in its claim (react.ClaimDecider, as
+// the PostgreSQL store does) and whose approvals lack the gated call: the
+// decision is refused in the claim's operation, nothing is claimed, and
+// the run keeps waiting in its thread (a new message is refused as
+// waiting); the same approval then applies where the store holds the call,
+// and the refund runs once.
+func TestThreadResumeRefusedByClaimDecider(t *testing.T) {
+	d := newDesk(t)
+	l := d.loop(reacttest.Func(clerk))
+	d.message(l, "t1", "My order is A-17.")
+	r2 := d.message(l, "t1", "Refund it.")
+	require.Equal(t, react.Suspended, r2.Status)
+
+	other, cd := d.claimDecidingReplica(t)
+	got, err := other.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+	require.ErrorIs(t, err, guard.ErrNotPending)
+	assert.Equal(t, react.Suspended, got.Status)
+	assert.Equal(t, r2.Snapshot, got.Snapshot, "the same snapshot, to decide again")
+	assert.Equal(t, "", cd.calls(), "nothing claimed, nothing released")
+	th, _, err := d.threads.Get(bg, "t1")
+	require.NoError(t, err)
+	assert.Equal(t, r2.Run, th.Run, "the thread is still the waiting run's")
+	assert.False(t, th.Held, "parked, not held by the refused resume")
+
+	_, err = l.Run(bg, deskNode, "Hello?", react.InThread("t1"), asAlice)
+	var busy *react.ThreadBusyError
+	require.ErrorAs(t, err, &busy)
+	assert.True(t, busy.Waiting, "the run still waits in its thread")
+
+	res, err := l.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, res.Status)
+	assert.Equal(t, 2, res.Turn)
+	assert.Equal(t, 1, d.refund.executions())
+	th, _, err = d.threads.Get(bg, "t1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, th.Turns)
+	assert.Empty(t, th.Run, "the thread is free")
+}
+
+// claimDecidingReplica returns a loop on the desk's threads and runs whose
+// claim store decides in its claim over approvals of its own, which hold
+// no gated call of the desk's runs.
+func (d *desk) claimDecidingReplica(t *testing.T) (*react.Loop, *claimDecider) {
+	t.Helper()
+	mc := newMortalClaims()
+	ap := &countingDecisions{MemoryApprovals: guard.NewMemoryApprovals()}
+	cd := &claimDecider{mortalClaims: mc, mu2: &mc.mu, approvals: ap, audit: runstore.NewMemoryAudit()}
+	g := *d.guards
+	g.Approvals = ap
+	l, err := react.New(react.Config{
+		Model: reacttest.Func(clerk), Tools: d.tools, Guards: &g, Observer: react.DiscardObserver, Threads: d.threads, Runs: d.runs,
+		Claims: cd, Audit: cd.audit, SnapshotKeys: [][]byte{deskKey},
+	})
+	require.NoError(t, err)
+	return l, cd
+}
+
+// A decision refused in the claim's operation, on a run whose thread went
+// on without it (released, then another message answered): the refusal is
+// the answer, the thread is left as it is, and no claim that was never
+// taken is released.
+func TestThreadMovedResumeRefusedByClaimDecider(t *testing.T) {
+	d := newDesk(t)
+	l := d.loop(reacttest.Func(clerk))
+	d.message(l, "t1", "My order is A-17.")
+	r2 := d.message(l, "t1", "Refund it.")
+	require.Equal(t, react.Suspended, r2.Status)
+	require.NoError(t, l.ReleaseThread(bg, "t1", asAlice))
+	r3 := d.message(l, "t1", "Hello.")
+	require.Equal(t, react.Finished, r3.Status)
+	other, cd := d.claimDecidingReplica(t)
+	_, err := other.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+	require.ErrorIs(t, err, guard.ErrNotPending)
+	assert.Equal(t, "", cd.calls(), "nothing claimed, nothing released")
+	th, _, err := d.threads.Get(bg, "t1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, th.Turns, "the thread keeps the turn of message 3 in place of message 2's")
+	assert.Empty(t, th.Run)
+	assert.Zero(t, d.refund.executions())
+}

@@ -725,8 +725,8 @@ func (o *Observer) bound(span trace.Span, key, v string) string {
 
 // RecordTask counts a task the host judged (its validator, the user's
 // acceptance, an evaluation case) in reactguard.tasks, as
-// react.Metrics.RecordTask does: the final-task rate of seed 003 is the
-// passed ones over all.
+// react.Metrics.RecordTask does: the final-task rate (docs/evaluation.md)
+// is the passed ones over all.
 func (o *Observer) RecordTask(ctx context.Context, passed bool) {
 	if o.tasks.Enabled(ctx) {
 		o.tasks.Add(ctx, 1, metric.WithAttributes(KeyTaskPassed.Bool(passed)))

@@ -133,7 +133,8 @@
 // # Metrics
 //
 //	gen_ai.client.operation.duration  histogram  s        per model call: gen_ai.operation.name=chat, provider,
-//	                                                      gen_ai.request.model, gen_ai.response.model, error.type
+//	                                                      gen_ai.request.model, gen_ai.response.model,
+//	                                                      server.{address,port}, error.type
 //	gen_ai.client.operation.time_to_first_chunk  histogram  s  per streamed model call that got a chunk,
 //	                                                      same attributes as the duration
 //	gen_ai.client.token.usage         histogram  {token}  per model call that reported usage, once per
@@ -155,8 +156,8 @@
 // loop's Config.Now. No token metric is recorded for a model that did not
 // report usage (the conventions forbid guessing).
 //
-// The counters carry what the per-layer figures of react.Metrics (seed
-// 003, defined in docs/evaluation.md) are computed from, so a metrics
+// The counters carry what the per-layer figures of react.Metrics
+// (defined in docs/evaluation.md) are computed from, so a metrics
 // backend can chart them per tool, per class and over time:
 //
 //	call layer     Decision    turns{tool_calls=true} / turns

@@ -52,11 +52,12 @@ type ResponseContractOptions struct {
 //  3. Empty: when the result is empty (Contract.IsEmpty, or
 //     [DefaultIsEmpty]) and Contract.Empty is tool.EmptyFails, FAILED
 //     TOOL_RESULT_EMPTY with NEXT_EMPTY; with tool.EmptyAllowed, the
-//     default, the SUCCESS stands.
+//     default, the SUCCESS stands; with tool.EmptyAnswers the SUCCESS
+//     stands and Sufficient is not asked (the empty result is the answer).
 //  4. Sufficient: when Contract.Sufficient reports that the result does
 //     not serve the goal, the SUCCESS stands and the call is noted in
-//     call.Execution as insufficient, with the reason (seed 003:
-//     "executed, business not satisfied").
+//     call.Execution as insufficient, with the reason ("executed,
+//     business not satisfied").
 //
 // Why this order: Business and IsEmpty read fields of the result and may
 // only trust them once the result has the agreed shape, so the shape comes
@@ -125,12 +126,15 @@ func (rc *responseContract) apply(t *tool.Tool, obs observation.Observation, exe
 			return observation.Failed(errcode.ToolBusinessFailed, reason, rc.cat.Text(prompt.NextBusiness, "tool", t.Name), data)
 		}
 	}
-	if c.Empty == tool.EmptyFails {
+	if c.Empty == tool.EmptyFails || c.Empty == tool.EmptyAnswers {
 		isEmpty := c.IsEmpty
 		if isEmpty == nil {
 			isEmpty = DefaultIsEmpty
 		}
 		if isEmpty(data) {
+			if c.Empty == tool.EmptyAnswers {
+				return obs // the empty result is the answer: nothing falls short
+			}
 			return observation.Failed(errcode.ToolResultEmpty,
 				rc.cat.Reason(errcode.ToolResultEmpty, "tool", t.Name),
 				rc.cat.Text(prompt.NextEmpty, "tool", t.Name), data)

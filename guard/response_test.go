@@ -196,6 +196,9 @@ func TestResponseContract_EmptyPolicy(t *testing.T) {
 			func(r any) bool { return len(r.(rcEnvelope).Data) == 0 }, rcEnvelope{}, outcome.Failed, errcode.ToolResultEmpty},
 		{"empty fails: the contract's test says not empty", tool.EmptyFails,
 			func(any) bool { return false }, nil, outcome.Success, 0},
+		{"empty answers: an empty list is the answer", tool.EmptyAnswers, nil, []string{}, outcome.Success, 0},
+		{"empty answers: the contract's own emptiness test", tool.EmptyAnswers,
+			func(r any) bool { return len(r.(rcEnvelope).Data) == 0 }, rcEnvelope{}, outcome.Success, 0},
 	}
 	for _, tt := range tests {
 		tl := rcTool(t, &tool.Contract{Empty: tt.policy, IsEmpty: tt.isEmpty})

@@ -39,6 +39,7 @@ var chineseTexts = map[Key]string{
 	NextSkipped:            "如仍需要，在之后的轮次再调用 {tool}",
 	NextMCPInvalidParams:   "对照 {tool} 的参数结构修正参数后再调用",
 	NextCatalogOffered:     "只调用本节点提供给你的工具",
+	NextTooLarge:           "不要为同样的内容再次调用：缩小请求（更窄的查询、更少的字段或条目），或告知用户",
 
 	ReasonNoToolCalls:     "本轮没有调用工具",
 	ReasonBusinessFailed:  "业务失败：{detail}",
@@ -140,6 +141,7 @@ var chineseReasons = map[errcode.Code]string{
 	errcode.ToolNotFound:                 "{tool} 没有找到对应资源：{detail}",
 	errcode.ToolUnavailable:              "{tool} 暂时不可用：{detail}",
 	errcode.ToolRateLimited:              "{tool} 被限流：{detail}",
+	errcode.ToolResultTooLarge:           "{tool} 的结果过大：{detail}",
 	errcode.ToolBusinessFailed:           "业务失败 [{code}]：{detail}",
 	errcode.ToolResultEmpty:              "{tool} 返回空结果，其契约不接受空结果",
 }

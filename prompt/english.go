@@ -37,6 +37,7 @@ var englishTexts = map[Key]string{
 	NextSkipped:            "call {tool} again in a later turn if it is still needed",
 	NextMCPInvalidParams:   "check the parameters against the schema of {tool} and call it again with corrected ones",
 	NextCatalogOffered:     "call only the tools offered to you in this node",
+	NextTooLarge:           "do not call it again for the same thing: ask for less (a narrower query, fewer fields or items), or tell the user",
 
 	ReasonNoToolCalls:     "the turn contained no tool call",
 	ReasonBusinessFailed:  "business failure: {detail}",

@@ -44,6 +44,7 @@ const (
 	NextSkipped            Key = 34 // NEXT_SKIPPED: call it again if still needed
 	NextMCPInvalidParams   Key = 35 // NEXT_MCP_INVALID_PARAMS: check the tool's parameters
 	NextCatalogOffered     Key = 36 // NEXT_CATALOG_OFFERED: call only the tools offered in this node (the list is not at hand)
+	NextTooLarge           Key = 37 // NEXT_TOO_LARGE: ask for less (narrower query, fewer fields or items)
 )
 
 // Reasons without an error code of their own.
@@ -163,6 +164,7 @@ var keyNames = map[Key]string{
 	NextSkipped:            "NEXT_SKIPPED",
 	NextMCPInvalidParams:   "NEXT_MCP_INVALID_PARAMS",
 	NextCatalogOffered:     "NEXT_CATALOG_OFFERED",
+	NextTooLarge:           "NEXT_TOO_LARGE",
 
 	ReasonNoToolCalls:     "REASON_NO_TOOL_CALLS",
 	ReasonBusinessFailed:  "REASON_BUSINESS_FAILED",

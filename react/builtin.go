@@ -361,7 +361,9 @@ func (r *run) finish(a finishArgs, eff *effect) error {
 // (OUTPUT_SOURCE_TYPE_NOT_ACCEPTED); a value is given (ARG_REJECTED);
 // for tool_result, sourceRef is given (OUTPUT_SOURCE_REF_MISSING) and names
 // a call with a successful recorded result (OUTPUT_SOURCE_REF_UNKNOWN) that
-// holds the value (OUTPUT_VALUE_MISMATCH); for user, the value appears in
+// holds the value (OUTPUT_VALUE_MISMATCH): at the output's declared Field,
+// and from its declared Tool, when it declares them, anywhere in the
+// result otherwise; for user, the value appears in
 // the user's words (OUTPUT_VALUE_MISMATCH). For an optional output every
 // next step also says it may be skipped (NEXT_OUTPUT_OPTIONAL).
 func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error {
@@ -421,7 +423,15 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 		if !found || rec.Outcome != outcome.Success {
 			return reject(errcode.OutputSourceRefUnknown, r.cat.Reason(errcode.OutputSourceRefUnknown, "key", key, "ref", ref), r.cat.Text(prompt.NextOutputSourceRef))
 		}
-		if !holds(rec.Payload, []byte(value)) {
+		matched := false
+		switch {
+		case o.Tool != "" && rec.Tool != o.Tool:
+		case o.sourced():
+			matched = holdsAt(rec.Payload, o.Field, []byte(value))
+		default:
+			matched = holds(rec.Payload, []byte(value))
+		}
+		if !matched {
 			return reject(errcode.OutputValueMismatch, r.cat.Reason(errcode.OutputValueMismatch, "key", key, "ref", ref), r.cat.Text(prompt.NextOutputValue, "ref", ref))
 		}
 	case SourceUser:

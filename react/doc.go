@@ -57,12 +57,12 @@
 // resumes exactly once ([ErrSnapshot], [ErrAlreadyResumed]). Every tool
 // call of every turn gets exactly one tool message in Result.Transcript,
 // paired by call id, and a [CallReport] in Result.Calls with its three
-// layers of success (seed 003: call, execution and business status,
-// [Layers]), also carried by its [ToolEvent]; the run's goal ([GoalStatus])
+// layers of success (call, execution and business status, [Layers];
+// docs/evaluation.md defines them), also carried by its [ToolEvent]; the run's goal ([GoalStatus])
 // is judged from its completion conditions, never from the model calling
 // builtin_node_finish. Every step is reported to an [Observer]
-// ([LogObserver] by default; [Metrics] counts per layer with seed 003's
-// denominators, docs/evaluation.md).
+// ([LogObserver] by default; [Metrics] counts per layer with the
+// denominators docs/evaluation.md defines).
 //
 // # The rules
 //
@@ -83,7 +83,7 @@
 //
 // # Three layers per call
 //
-// Seed 003 splits success into three layers, each judged by its own
+// Success has three layers (docs/evaluation.md), each judged by its own
 // evidence and never merged into one boolean. Every processed call gets a
 // [CallReport] in [Result].Calls (kept across resumes, and after the run's
 // evidence is forgotten) and the same [Layers] in its [ToolEvent]:
@@ -124,7 +124,7 @@
 // code=TOOL_TIMEOUT tool=… duration=… call_status=valid
 // exec_status=timeout business_status=none …" at WARN for FAILED, INFO
 // otherwise; "REACT no_tool_calls"; …). [Metrics] counts per layer with
-// seed 003's definitions and denominators (docs/evaluation.md); combine
+// the definitions and denominators of docs/evaluation.md; combine
 // observers with [Observers]; an [EventFilter] says which kinds an
 // observer wants, so that the loop builds no event nobody reads.
 //

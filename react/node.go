@@ -100,6 +100,20 @@ type Output struct {
 	// [SourceToolResult] and [SourceUser]: a value must be grounded unless
 	// the node explicitly accepts [SourceModel].
 	Accepts []SourceType `json:"accepts,omitempty"`
+	// Field is the field of a tool result a [SourceToolResult] value must
+	// be: the dotted path of its key in the result ("balance",
+	// "account.balance"; arrays are walked, every element counts), "" for
+	// the whole result when Tool is set. With Field (or Tool) set,
+	// builtin_output_set accepts a tool_result value only when it equals
+	// that field of the referenced result, and only from a result of Tool
+	// when Tool is set (OUTPUT_VALUE_MISMATCH otherwise). Without either,
+	// the value may be any value the result holds, and the run's goal
+	// cannot be [GoalMet] through it: a value copied from the wrong field
+	// would pass.
+	Field string `json:"field,omitempty"`
+	// Tool is the catalog tool whose result a [SourceToolResult] value
+	// must come from; "" means any tool.
+	Tool string `json:"tool,omitempty"`
 	// Schema, when set, is the JSON Schema the value must match: the output
 	// is typed. builtin_output_set refuses a value that does not match it
 	// (REJECTED OUTPUT_VALUE_INVALID) before it checks the value's source,
@@ -108,6 +122,11 @@ type Output struct {
 	// value. A schema that does not resolve makes the node invalid.
 	Schema *jsonschema.Schema `json:"schema,omitempty"`
 }
+
+// sourced reports whether o declares where a tool_result value must come
+// from (Field or Tool), so that its check matches the value against that
+// source's value rather than against any value of the result.
+func (o Output) sourced() bool { return o.Field != "" || o.Tool != "" }
 
 // accepts reports whether o accepts source type s.
 func (o Output) accepts(s SourceType) bool {

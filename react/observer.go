@@ -123,7 +123,7 @@ type ToolEvent struct {
 	Duration time.Duration
 	// Position is the call's index among the calls of its turn, from 0.
 	Position int
-	// Layers is the call's three-layer account (seed 003): call,
+	// Layers is the call's account in the three layers of success: call,
 	// execution and business status, and the first and final attempt. The
 	// zero Layers for skipped calls.
 	Layers Layers
@@ -286,8 +286,8 @@ var (
 // of a run in a thread ([InThread]); remedy is the [Failure].Remedy when
 // there is one. code is omitted for
 // SUCCESS; attempts, first_outcome and first_code only for a call that ran
-// more than once (the first attempt's verdict, seed 003: a recovery never
-// hides the first failure); schema (the [ToolEvent].SchemaVersion) only for
+// more than once (the first attempt's verdict: a recovery never hides the
+// first failure); schema (the [ToolEvent].SchemaVersion) only for
 // catalog tools; error (the [ToolEvent].Err: the raw error the model never
 // sees, so keep the log where secrets may be) only when there is one. Build
 // it with [NewLogObserver].

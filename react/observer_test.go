@@ -149,8 +149,8 @@ func TestMetrics(t *testing.T) {
 			ByStatus:     map[react.BusinessStatus]int64{react.BusinessEvidence: 3, react.BusinessRejected: 1},
 			NodesStarted: 2, NodesFinished: 1, NodesFailed: 1,
 			Goals:     map[react.GoalStatus]int64{react.GoalUnverified: 1, react.GoalUnmet: 1},
-			Approvals: 1,
-			Tasks:     2, TasksPassed: 1,
+			Approvals: 1, RunsSuspended: 1, RunsApproval: 1,
+			Tasks: 2, TasksPassed: 1,
 		},
 		Stalls: 5,
 	}, got)
@@ -175,7 +175,8 @@ func TestMetrics(t *testing.T) {
 		{"new evidence", got.Business.NewEvidence(), react.Rate{3, 4}, "over results that kept the contract"},
 		{"insufficient", got.Business.Insufficient(), react.Rate{0, 4}, ""},
 		{"sub-goals", got.Business.SubGoals(), react.Rate{0, 2}, "a finish without a completion condition is not a met goal"},
-		{"approvals", got.Business.ApprovalTakeover(), react.Rate{1, 2}, "per node started"},
+		{"takeover", got.Business.Takeover(), react.Rate{1, 2}, "runs with at least one suspension over runs started"},
+		{"approvals", got.Business.ApprovalTakeover(), react.Rate{1, 2}, "runs with an approval suspension over runs started"},
 		{"follow-ups", got.Business.FollowUpTakeover(), react.Rate{0, 2}, "counted apart from approvals"},
 		{"final task", got.Business.FinalTask(), react.Rate{1, 2}, "as the host recorded it"},
 	}

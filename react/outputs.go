@@ -28,12 +28,15 @@ import (
 // (REJECTED OUTPUT_VALUE_INVALID) before it checks the value's source,
 // which it checks as for any output. A field's `accepts:"user,tool_result"`
 // tag sets the source types it accepts (the names of [SourceType]); none
-// means the default (a tool result or the user's words). Read the outputs
-// back with [OutputsAs].
+// means the default (a tool result or the user's words). A field's
+// `tool:"…"` and `field:"…"` tags set the output's [Output].Tool and
+// [Output].Field: which tool's result, and which field of it, a tool_result
+// value must be (the run's goal is met through a tool_result output only
+// when one of them is set). Read the outputs back with [OutputsAs].
 //
 //	type Refund struct {
 //		OrderID string  `json:"order_id" jsonschema:"the refunded order" accepts:"user,tool_result"`
-//		Amount  float64 `json:"amount" accepts:"tool_result"`
+//		Amount  float64 `json:"amount" accepts:"tool_result" tool:"lookup" field:"amount"`
 //		Note    string  `json:"note,omitempty" accepts:"model"`
 //	}
 //	node := react.Node{Outputs: react.OutputsOf[Refund](), …}
@@ -63,7 +66,7 @@ func outputsOf(rt reflect.Type) ([]Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	accepts, err := acceptsTags(st)
+	tags, err := outputTags(st)
 	if err != nil {
 		return nil, err
 	}
@@ -76,32 +79,43 @@ func outputsOf(rt reflect.Type) ([]Output, error) {
 	outs := make([]Output, 0, len(keys))
 	for _, k := range keys {
 		p := schema.Properties[k]
-		o := Output{Key: k, Description: p.Description, Required: slices.Contains(schema.Required, k), Accepts: accepts[k], Schema: p}
+		t := tags[k]
+		o := Output{Key: k, Description: p.Description, Required: slices.Contains(schema.Required, k), Accepts: t.accepts, Field: t.field, Tool: t.tool, Schema: p}
 		outs = append(outs, o)
 	}
 	return outs, nil
 }
 
-// acceptsTags reads the accepts tags of st's fields, by JSON name.
-func acceptsTags(st reflect.Type) (map[string][]SourceType, error) {
-	out := map[string][]SourceType{}
+// outputTag is what a struct field's tags say of its output.
+type outputTag struct {
+	accepts     []SourceType
+	tool, field string
+}
+
+// outputTags reads the accepts, tool and field tags of st's fields, by
+// JSON name.
+func outputTags(st reflect.Type) (map[string]outputTag, error) {
+	out := map[string]outputTag{}
 	for i := range st.NumField() {
 		f := st.Field(i)
-		tag, ok := f.Tag.Lookup("accepts")
-		if !ok || !f.IsExported() {
+		if !f.IsExported() {
 			continue
 		}
 		name := f.Name
 		if j, _, _ := strings.Cut(f.Tag.Get("json"), ","); j != "" {
 			name = j
 		}
-		for s := range strings.SplitSeq(tag, ",") {
-			src, err := ParseSourceType(strings.TrimSpace(s))
-			if err != nil {
-				return nil, fmt.Errorf("field %s: accepts tag: %w", f.Name, err)
+		t := outputTag{tool: f.Tag.Get("tool"), field: f.Tag.Get("field")}
+		if tag, ok := f.Tag.Lookup("accepts"); ok {
+			for s := range strings.SplitSeq(tag, ",") {
+				src, err := ParseSourceType(strings.TrimSpace(s))
+				if err != nil {
+					return nil, fmt.Errorf("field %s: accepts tag: %w", f.Name, err)
+				}
+				t.accepts = append(t.accepts, src)
 			}
-			out[name] = append(out[name], src)
 		}
+		out[name] = t
 	}
 	return out, nil
 }

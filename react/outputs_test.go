@@ -18,14 +18,15 @@ import (
 
 type refundOut struct {
 	OrderID string   `json:"order_id" jsonschema:"the refunded order" accepts:"user,tool_result"`
-	Amount  float64  `json:"amount" accepts:"tool_result"`
+	Amount  float64  `json:"amount" accepts:"tool_result" tool:"lookup" field:"amount"`
 	Items   []string `json:"items,omitempty"`
 	Note    string   `json:"note,omitempty" accepts:"model"`
 }
 
 // OutputsOf infers the outputs as tool.New infers a tool's schema: keys by
 // JSON name in field order, required unless omitempty, descriptions from
-// the jsonschema tag, accepted sources from the accepts tag.
+// the jsonschema tag, accepted sources from the accepts tag, the source's
+// tool and field from the tool and field tags.
 func TestOutputsOf(t *testing.T) {
 	outs := react.OutputsOf[refundOut]()
 	require.Len(t, outs, 4)
@@ -40,6 +41,9 @@ func TestOutputsOf(t *testing.T) {
 	assert.Equal(t, "string", outs[0].Schema.Type)
 	assert.Equal(t, "number", outs[1].Schema.Type)
 	assert.Equal(t, []react.SourceType{react.SourceToolResult}, outs[1].Accepts)
+	assert.Equal(t, "lookup", outs[1].Tool, "the tool tag")
+	assert.Equal(t, "amount", outs[1].Field, "the field tag")
+	assert.Empty(t, outs[0].Tool+outs[0].Field, "no tool or field tag: any tool, any field")
 	assert.False(t, outs[2].Required)
 	assert.Nil(t, outs[2].Accepts, "no tag: the default sources")
 	assert.Equal(t, []string{"null", "array"}, outs[2].Schema.Types)

@@ -247,7 +247,7 @@ type Result struct {
 	Snapshot []byte
 	// Calls is the report of every processed call of the run, across
 	// resumes, in order: verdict and three-layer account with the first and
-	// final attempt (seed 003). It survives the run's evidence, which the
+	// final attempt (docs/evaluation.md). It survives the run's evidence, which the
 	// loop forgets when the run ends (see Config.KeepRunState). Skipped
 	// calls have no report. Read-only: it shares memory with the run.
 	Calls []CallReport

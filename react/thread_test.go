@@ -575,7 +575,7 @@ func TestThreadHistoryIsSealed(t *testing.T) {
 func TestThreadEarlierResultIsASource(t *testing.T) {
 	d := newDesk(t)
 	node := deskNode
-	node.Outputs = []react.Output{{Key: "order", Required: true}}
+	node.Outputs = []react.Output{{Key: "order", Required: true, Tool: "order_status", Field: "order"}}
 	m := reacttest.Func(func(req react.Request) react.Response {
 		cur, own := current(req)
 		if strings.HasPrefix(cur, "Look") {

@@ -12,8 +12,8 @@ import (
 	"github.com/reactguard/reactguard/errcode"
 )
 
-// Contract is a tool's response contract (seed 003: "what counts as
-// success"). The response contract guard applies it to every result of a
+// Contract is a tool's response contract: what counts as success for the
+// tool (docs/evaluation.md). The response contract guard applies it to every result of a
 // tool that returned without error.
 type Contract struct {
 	// Business inspects a result and reports a business failure inside a
@@ -30,9 +30,9 @@ type Contract struct {
 	// empty string, slice, array or map.
 	IsEmpty func(result any) bool
 	// Sufficient inspects a result that passed every other check and
-	// reports whether it serves the business goal of the call (seed 003:
-	// structured facts — result count, required fields, object state — are
-	// checked by code). ok false marks the call "executed, business not
+	// reports whether it serves the business goal of the call (structured
+	// facts — result count, required fields, object state — are checked by
+	// code). ok false marks the call "executed, business not
 	// satisfied" with reason (invoker.Execution.Insufficient; the loop's
 	// business status insufficient) while the verdict stays SUCCESS: the
 	// model sees the result and chooses the next step. Nil means no check.
@@ -57,6 +57,10 @@ type EmptyPolicy uint8
 const (
 	EmptyAllowed EmptyPolicy = 0 // an empty result is a legal answer: SUCCESS (the default)
 	EmptyFails   EmptyPolicy = 1 // an empty result is a business failure: FAILED TOOL_RESULT_EMPTY
+	// EmptyAnswers: an empty result is the answer itself ("no invoice is
+	// overdue"): SUCCESS, Sufficient is not asked, and the business layer
+	// counts it as evidence, not as "executed, business not satisfied".
+	EmptyAnswers EmptyPolicy = 2
 )
 
 // SourceKind says where a parameter's value must come from.

@@ -81,6 +81,9 @@ const (
 	// FinishOutputsMissing: builtin_node_finish while required outputs are
 	// not written.
 	FinishOutputsMissing Code = 42256
+	// OutputValueInvalid: the value of a typed output (one declared with a
+	// schema, such as react.OutputsOf infers) does not match its schema.
+	OutputValueInvalid Code = 42260
 )
 
 // Execution layer: the tool ran (or was attempted) and failed.
@@ -162,6 +165,7 @@ var table = map[Code]info{
 	OutputSourceRefUnknown:       {"OUTPUT_SOURCE_REF_UNKNOWN", LayerCall, ClassNone, "source check failed: sourceRef {ref} of output {key} matches no recorded result"},
 	OutputValueMismatch:          {"OUTPUT_VALUE_MISMATCH", LayerCall, ClassNone, "source check failed: the value of output {key} differs from {ref}"},
 	FinishOutputsMissing:         {"FINISH_OUTPUTS_MISSING", LayerCall, ClassNone, "required outputs are not written: {keys}"},
+	OutputValueInvalid:           {"OUTPUT_VALUE_INVALID", LayerCall, ClassNone, "the value of output {key} is not a valid {type}: {detail}"},
 
 	ToolError:          {"TOOL_ERROR", LayerExecution, ClassUnknown, "{tool} failed: {detail}"},
 	MCPToolError:       {"MCP_TOOL_ERROR", LayerExecution, ClassUnknown, "MCP tool {tool} reported an error: {detail}"},

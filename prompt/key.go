@@ -115,6 +115,18 @@ const (
 	NextCallCutOff           Key = 520 // NEXT_CALL_CUT_OFF: call {tool} again with shorter arguments (or fewer calls a turn), or ask for a higher output limit (TOOL_CALL_CUT_OFF)
 )
 
+// Texts of conversations (threads of messages), text answers and typed
+// outputs (package react).
+const (
+	HistorySummary        Key = 530 // HISTORY_SUMMARY: the host's summary of the {count} earlier messages not shown, {summary}
+	HistoryOmitted        Key = 531 // HISTORY_OMITTED: {count} earlier messages of the conversation are not shown
+	SystemTextAnswers     Key = 532 // SYSTEM_TEXT_ANSWERS: the rule added with Node.TextAnswers: a reply in text ends the turn
+	NextTextAnswerOutputs Key = 533 // NEXT_TEXT_ANSWER_OUTPUTS: set {keys} before answering in text (Node.TextAnswers)
+	OutputsDeclared       Key = 534 // OUTPUTS_DECLARED: the typed outputs of the node, {outputs}
+	NextOutputType        Key = 535 // NEXT_OUTPUT_TYPE: set {key} again with a value of {type} (OUTPUT_VALUE_INVALID)
+	NextTextAnswerCutOff  Key = 536 // NEXT_TEXT_ANSWER_CUT_OFF: a text answer cut off at the output limit ends nothing; answer again, shorter (Node.TextAnswers)
+)
+
 var keyNames = map[Key]string{
 	NextApproval:           "NEXT_APPROVAL",
 	NextWriteInFlight:      "NEXT_WRITE_IN_FLIGHT",
@@ -200,6 +212,14 @@ var keyNames = map[Key]string{
 	ReasonCallIDTooLong:      "REASON_CALL_ID_TOO_LONG",
 	ReasonCallNameTooLong:    "REASON_CALL_NAME_TOO_LONG",
 	NextCallCutOff:           "NEXT_CALL_CUT_OFF",
+
+	HistorySummary:        "HISTORY_SUMMARY",
+	HistoryOmitted:        "HISTORY_OMITTED",
+	SystemTextAnswers:     "SYSTEM_TEXT_ANSWERS",
+	NextTextAnswerOutputs: "NEXT_TEXT_ANSWER_OUTPUTS",
+	OutputsDeclared:       "OUTPUTS_DECLARED",
+	NextOutputType:        "NEXT_OUTPUT_TYPE",
+	NextTextAnswerCutOff:  "NEXT_TEXT_ANSWER_CUT_OFF",
 }
 
 // String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".

@@ -229,7 +229,8 @@ var sample = []string{
 	"count", "2", "gist", "SUCCESS 2 spaces", "code", "system.50001", "detail", "quota exceeded",
 	"answer", "the blue theme", "key", "site_url", "keys", "site_url, site_id", "sources", "tool_result, user",
 	"ref", "call_7", "kept", "4096", "total", "90000", "max", "256", "reason", "REASON", "next", "NEXT",
-	"timeout", "5s", "by", "builtin_node_finish",
+	"timeout", "5s", "by", "builtin_node_finish", "type", "integer", "count", "3",
+	"summary", "SUMMARY", "outputs", "order_id (string, required): the order",
 }
 
 // TestGolden pins every rendered text of both catalogs; go test -update

@@ -406,13 +406,16 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 		rej := r.emptyArg(ToolOutputSet, "value")
 		return reject(rej.Code(), rej.Reason(), rej.Next())
 	}
+	if rej := r.checkType(key, value); rej != nil {
+		return reject(rej.Code(), rej.Reason(), rej.Next())
+	}
 	ref := strings.TrimSpace(a.SourceRef)
 	switch st {
 	case SourceToolResult:
 		if ref == "" {
 			return reject(errcode.OutputSourceRefMissing, r.cat.Reason(errcode.OutputSourceRefMissing, "key", key), r.cat.Text(prompt.NextOutputSourceRef))
 		}
-		rec, found, err := r.l.ledger.Lookup(ctx, r.id, ref)
+		rec, found, err := r.l.lookup.Lookup(ctx, r.id, ref)
 		if err != nil {
 			eff.infra = err
 			return nil
@@ -437,7 +440,7 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 		said := false
 		if scalar {
 			var err error
-			if said, err = r.l.ledger.UserSaid(ctx, r.id, text); err != nil {
+			if said, err = r.l.lookup.UserSaid(ctx, r.id, text); err != nil {
 				eff.infra = err
 				return nil
 			}

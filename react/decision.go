@@ -23,7 +23,9 @@ type Owner = runstore.Owner
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	owner Owner
+	owner    Owner
+	thread   string // InThread
+	inThread bool
 }
 
 func applyOptions(opts []RunOption) runOptions {

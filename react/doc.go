@@ -128,6 +128,28 @@
 // observers with [Observers]; an [EventFilter] says which kinds an
 // observer wants, so that the loop builds no event nobody reads.
 //
+// # Conversations
+//
+// A chat is a thread of messages, each answered by one run:
+//
+//	loop, _ := react.New(react.Config{Model: model, Tools: tools, Threads: threads,
+//		History: react.HistoryPolicy{MaxTurns: 20, MaxTokens: 8000}})
+//	res, err := loop.Run(ctx, node, "Please refund it.", react.InThread("chat-42"), owner)
+//
+// With [InThread] a run answers the next message of a thread kept in
+// Config.Threads (package threadstore): its prompt holds the thread's
+// earlier turns that the [HistoryPolicy] keeps, after the host's summary
+// of the others, and its guards also accept what the user said and what
+// tools returned in every earlier turn (the thread's evidence), however
+// little of it the prompt holds. When it ends its turn is committed; one
+// message at a time ([ThreadBusyError]); a run that suspends keeps its
+// thread and resumes into it. [Loop.Turns] reads a thread back,
+// [Loop.ReleaseThread] lets a stopped run's thread go. [Node].TextAnswers
+// lets a reply in text end a turn as the answer (the specification's rule
+// counts it as no progress; a run that fails that way says so in its
+// [Failure]); [OutputsOf] and [OutputsAs] declare and read a node's
+// outputs as a Go struct.
+//
 // # Streaming
 //
 // A [Model] that also implements [StreamModel] delivers each turn in

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Default limits of a [Node] whose limit fields are zero.
@@ -71,6 +73,19 @@ type Node struct {
 	// want a run to depend on the model asking; false (the default) is the
 	// specification's model-driven flow.
 	HostApproval bool `json:"host_approval,omitempty"`
+	// TextAnswers lets a turn of text alone end the run as the answer to
+	// the user, for hosts that run a chat: when the model answers without
+	// a tool call and with some text, the run finishes (Status Finished,
+	// Summary the text, the goal judged as for builtin_node_finish) once
+	// every required output is set; before that, the turn counts one
+	// stall and the model is told which outputs are missing. A text cut
+	// off at the model's output limit ([CutOff] of the turn's finish
+	// reason) is not an answer: it counts one stall and the model is told
+	// to answer again, shorter. The system
+	// prompt says so. Without it (the default), the specification's rule
+	// holds: a turn without a tool call is no progress (one stall), and a
+	// turn ends with builtin_node_finish.
+	TextAnswers bool `json:"text_answers,omitempty"`
 }
 
 // Output declares one output key of a node.
@@ -99,6 +114,13 @@ type Output struct {
 	// Tool is the catalog tool whose result a [SourceToolResult] value
 	// must come from; "" means any tool.
 	Tool string `json:"tool,omitempty"`
+	// Schema, when set, is the JSON Schema the value must match: the output
+	// is typed. builtin_output_set refuses a value that does not match it
+	// (REJECTED OUTPUT_VALUE_INVALID) before it checks the value's source,
+	// and the system prompt lists the node's outputs with their types.
+	// [OutputsOf] sets it from a struct field's type. Nil accepts any JSON
+	// value. A schema that does not resolve makes the node invalid.
+	Schema *jsonschema.Schema `json:"schema,omitempty"`
 }
 
 // sourced reports whether o declares where a tool_result value must come

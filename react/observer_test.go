@@ -72,6 +72,14 @@ func TestLogObserver(t *testing.T) {
 	m = newScript(turn(finish("f")))
 	lines = logLines(t, m, react.Node{})
 	assert.Equal(t, `level=INFO msg="REACT finished" outputs=0 goal=unverified run=run-1 node="" round=1`, lines[len(lines)-1])
+	// A run failed by rounds of text alone: the host's line says why and
+	// what to do, not only that rounds made no progress.
+	m = newScript(text("Done."), text("Done."), text("Done."), text("Done."))
+	lines = logLines(t, m, react.Node{})
+	last := lines[len(lines)-1]
+	assert.Contains(t, last, `msg="REACT failed" cause=no_progress reason="4 consecutive rounds without progress (limit 3), 4 of them without a tool call`)
+	assert.Contains(t, last, `remedy="the model must end its turn by calling `+react.ToolFinish)
+	assert.Contains(t, last, "Node.TextAnswers")
 }
 
 // Per-layer counters with seed 003's definitions and denominators: the

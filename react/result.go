@@ -186,8 +186,21 @@ type Failure struct {
 	// Kind is the cause.
 	Kind FailureKind
 	// Reason is the model's reason (FailedByModel), or a description of the
-	// limit that was hit.
+	// limit that was hit. For FailedNoProgress it says how many of the
+	// stalls were rounds in which the model called no tool.
 	Reason string
+	// NoToolCalls is the number of the consecutive stalls that failed the
+	// run (FailedNoProgress) that were rounds without a tool call: turns
+	// of text alone, which the specification's rule counts as no
+	// progress.
+	NoToolCalls int
+	// Remedy is what the host can do so that runs like this one do not
+	// fail this way, for the host's log and its developers (never shown
+	// to the model); "" when there is nothing to say. A run failed by
+	// rounds without a tool call names builtin_node_finish, which ends a
+	// turn with an answer, and [Node].TextAnswers, which lets a reply in
+	// text end it.
+	Remedy string
 }
 
 // OutputValue is one output set by builtin_output_set.
@@ -242,4 +255,10 @@ type Result struct {
 	// from the model saying it is done: met, unverified or unmet once the
 	// run finished or failed, none while it is suspended or interrupted.
 	Goal GoalStatus
+	// Thread is the thread whose message the run answers ([InThread]),
+	// and Turn the message's turn in it (from 1); "" and 0 outside a
+	// thread. Transcript holds the run's own messages, not the thread's
+	// earlier turns ([Loop.Turns] reads those).
+	Thread string
+	Turn   int
 }

@@ -41,6 +41,7 @@ type run struct {
 	node        Node
 	round       int
 	stalls      int
+	noCalls     int    // the stalls of the current streak counted for rounds without a tool call
 	status      Status // 0 while running
 	failure     *Failure
 	summary     string
@@ -62,6 +63,8 @@ type run struct {
 	cur         callResult       // the result of the call being dispatched alone
 	msgsHint    int              // the plan's msgs and calls hints, for grow.AppendHint
 	callsHint   int
+	thread      *threadRun             // the thread whose message the run answers; nil outside a thread
+	typed       map[string]typedOutput // the outputs declared with a schema; nil when none
 
 	// Derived from the node and the catalog (the plan's, read-only).
 	plan      *plan
@@ -121,6 +124,10 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	typed, err := l.resolveOutputs(node)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{
 		l:         l,
 		cat:       l.cat,
@@ -141,6 +148,7 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		specs:     p.specs,
 		versions:  p.versions,
 		seesWrite: p.seesWrite,
+		typed:     typed,
 	}
 	return r, nil
 }

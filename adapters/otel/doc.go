@@ -133,7 +133,8 @@
 // # Metrics
 //
 //	gen_ai.client.operation.duration  histogram  s        per model call: gen_ai.operation.name=chat, provider,
-//	                                                      gen_ai.request.model, gen_ai.response.model, error.type
+//	                                                      gen_ai.request.model, gen_ai.response.model,
+//	                                                      server.{address,port}, error.type
 //	gen_ai.client.operation.time_to_first_chunk  histogram  s  per streamed model call that got a chunk,
 //	                                                      same attributes as the duration
 //	gen_ai.client.token.usage         histogram  {token}  per model call that reported usage, once per

@@ -189,7 +189,7 @@ func TestInMemoryUnknownTool(t *testing.T) {
 // TestInMemoryDeadline: a blocking tool whose deadline passes is
 // TOOL_TIMEOUT, and the session stays usable.
 func TestInMemoryDeadline(t *testing.T) {
-	f := inMemory(t, &Options{Timeout: 50 * time.Millisecond})
+	f := inMemory(t, &Options{Timeout: 500 * time.Millisecond}) // room for the second call on a loaded machine
 	got := call(t.Context(), f.tool(t, "block"), `{}`)
 	assert.Equalf(t, outcome.Failed, got.outcome, "call(block) outcome = %v; want FAILED", got.outcome)
 	assert.Equalf(t, errcode.ToolTimeout, got.code, "call(block) code = %v; want TOOL_TIMEOUT", got.code)

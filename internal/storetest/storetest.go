@@ -360,11 +360,17 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 			if perr != nil {
 				return perr
 			}
+			if p.Suspension == nil {
+				return fmt.Errorf("run %s waits for no decision: it was interrupted", run)
+			}
 			res, err = loop.Resume(ctx, snap, react.Approve(p.Suspension.Ticket))
 		case RoleAnswer:
 			p, perr := loop.Pending(ctx, run)
 			if perr != nil {
 				return perr
+			}
+			if p.Suspension == nil {
+				return fmt.Errorf("run %s waits for no decision: it was interrupted", run)
 			}
 			res, err = loop.ResumeRun(ctx, run, react.Answer(p.Suspension.Ticket, "Check it again."))
 		default:
@@ -373,6 +379,11 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 			p, perr := loop.Pending(ctx, run)
 			if perr != nil {
 				return perr
+			}
+			if p.Suspension == nil {
+				// Stored Interrupted (its process lost its lease before the
+				// suspension was sealed): nothing to approve.
+				return fmt.Errorf("run %s waits for no decision: it was interrupted", run)
 			}
 			res, err = loop.ResumeRun(ctx, run, react.Approve(p.Suspension.Ticket))
 		}

@@ -47,6 +47,10 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 		return rep
 	}
 	rep.Fingerprint = ex.Fingerprint
+	if !ex.Provenance.IsZero() {
+		p := ex.Provenance
+		rep.Provenance = &p
+	}
 	final := Attempt{Outcome: o, Code: code}
 	if o == outcome.Success {
 		final.Status = ExecOK
@@ -69,7 +73,11 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 	switch {
 	case o == outcome.Failed && code == errcode.ToolBusinessFailed:
 		rep.Business = BusinessRejected
-	case final.Status == ExecEmpty:
+	case o == outcome.Failed && code == errcode.ToolBlocked:
+		rep.Business = BusinessBlocked
+	case ex.Pending:
+		rep.Business, rep.Reason = BusinessAccepted, ex.Job
+	case final.Status == ExecEmpty && !ex.Answered:
 		rep.Business = BusinessInsufficient
 	case o == outcome.Failed:
 		// the execution failed: no result to judge

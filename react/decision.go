@@ -23,7 +23,11 @@ type Owner = runstore.Owner
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	owner Owner
+	owner     Owner
+	verifier  Verifier // WithVerifier
+	inputs    *Inputs  // WithInputs
+	hostKind  string   // WithHostState
+	hostState []byte
 }
 
 func applyOptions(opts []RunOption) runOptions {

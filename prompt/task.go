@@ -13,9 +13,7 @@ const (
 	BusinessNote         Key = 220 // BUSINESS_NOTE: "business status {status}: {reason}; {retry}. Next: {next}"
 	RetryHelps           Key = 221 // RETRY_HELPS: calling the tool again can help
 	RetryUseless         Key = 222 // RETRY_USELESS: calling it again with the same arguments cannot help
-	RetryLater           Key = 223 // RETRY_LATER: calling it again later can help
 	ReasonStale          Key = 224 // REASON_STALE: the result is {age} old, older than {max}
-	ReasonAgeUnknown     Key = 225 // REASON_AGE_UNKNOWN: the result does not say when it was fetched
 	NextStale            Key = 226 // NEXT_STALE: call {tool} again for fresh data, or say the data may be out of date
 	ReasonMorePages      Key = 227 // REASON_MORE_PAGES: the result is one page of several
 	NextMorePages        Key = 228 // NEXT_MORE_PAGES: call {tool} again with {param}={cursor}
@@ -57,19 +55,16 @@ const (
 	JudgeUser            Key = 573 // JUDGE_USER: what the judge is shown: {step}, {task}, {evidence}, {answer}
 	ReasonJudgeUnread    Key = 574 // REASON_JUDGE_UNREAD: the judge's answer could not be read: {detail}
 	ReasonJudgeNoCite    Key = 575 // REASON_JUDGE_NO_CITE: the judge cited no result of the step
-	ReasonStepRunFailed  Key = 576 // REASON_STEP_RUN_FAILED: the step's run failed: {detail}
 	ReasonStepLimit      Key = 577 // REASON_STEP_LIMIT: the task reached its limit of {max} steps
 	ReasonStepNotRun     Key = 578 // REASON_STEP_NOT_RUN: no branch of the task led to the step
-	ReasonStepBlocked    Key = 579 // REASON_STEP_BLOCKED: {tool} was blocked by {wall}
+	ReasonOutputMissing  Key = 580 // REASON_OUTPUT_MISSING: the step did not verify output {key}
 )
 
 var taskNames = map[Key]string{
 	BusinessNote:         "BUSINESS_NOTE",
 	RetryHelps:           "RETRY_HELPS",
 	RetryUseless:         "RETRY_USELESS",
-	RetryLater:           "RETRY_LATER",
 	ReasonStale:          "REASON_STALE",
-	ReasonAgeUnknown:     "REASON_AGE_UNKNOWN",
 	NextStale:            "NEXT_STALE",
 	ReasonMorePages:      "REASON_MORE_PAGES",
 	NextMorePages:        "NEXT_MORE_PAGES",
@@ -111,19 +106,16 @@ var taskNames = map[Key]string{
 	JudgeUser:            "JUDGE_USER",
 	ReasonJudgeUnread:    "REASON_JUDGE_UNREAD",
 	ReasonJudgeNoCite:    "REASON_JUDGE_NO_CITE",
-	ReasonStepRunFailed:  "REASON_STEP_RUN_FAILED",
 	ReasonStepLimit:      "REASON_STEP_LIMIT",
 	ReasonStepNotRun:     "REASON_STEP_NOT_RUN",
-	ReasonStepBlocked:    "REASON_STEP_BLOCKED",
+	ReasonOutputMissing:  "REASON_OUTPUT_MISSING",
 }
 
 var taskEnglish = map[Key]string{
 	BusinessNote:         "business status {status}: {reason}; {retry}. Next: {next}",
 	RetryHelps:           "calling it again can help",
 	RetryUseless:         "calling it again with the same arguments cannot help",
-	RetryLater:           "calling it again later can help",
 	ReasonStale:          "the result of {tool} is {age} old, older than the {max} allowed for the latest data",
-	ReasonAgeUnknown:     "the result of {tool} does not say when it was fetched, so it cannot count as the latest data",
 	NextStale:            "call {tool} again for fresh data; if it stays out of date, tell the user that the data may be outdated and when it was fetched",
 	ReasonMorePages:      "the result of {tool} is one page and more pages follow, so it is not complete",
 	NextMorePages:        "call {tool} again with {param} set to {cursor} to read the next page; the data is complete only after the last page",
@@ -168,19 +160,16 @@ Answer with one JSON object and nothing else, with the fields status ("satisfied
 	JudgeUser:           "Step: {step}\nTask: {task}\nResults of the step's tools:\n{evidence}\nThe step's answer: {answer}",
 	ReasonJudgeUnread:   "the judge's answer could not be read: {detail}",
 	ReasonJudgeNoCite:   "the judge cited no result of the step",
-	ReasonStepRunFailed: "the step's run failed: {detail}",
 	ReasonStepLimit:     "the task reached its limit of {max} steps",
 	ReasonStepNotRun:    "no branch of the task led to this step",
-	ReasonStepBlocked:   "{tool} was blocked by {wall}",
+	ReasonOutputMissing: "the step did not verify output {key}",
 }
 
 var taskChinese = map[Key]string{
 	BusinessNote:         "业务状态 {status}：{reason}；{retry}。下一步：{next}",
 	RetryHelps:           "再次调用可能有帮助",
 	RetryUseless:         "以相同参数再次调用没有帮助",
-	RetryLater:           "稍后再次调用可能有帮助",
 	ReasonStale:          "{tool} 的结果已有 {age}，超过了最新数据允许的 {max}",
-	ReasonAgeUnknown:     "{tool} 的结果没有说明抓取时间，不能算作最新数据",
 	NextStale:            "再调用 {tool} 获取新数据；仍然过期时，告诉用户数据可能已过时以及抓取时间",
 	ReasonMorePages:      "{tool} 的结果只是一页，后面还有更多页，数据不完整",
 	NextMorePages:        "再调用 {tool}，把 {param} 设为 {cursor} 读取下一页；读完最后一页数据才完整",
@@ -225,10 +214,9 @@ var taskChinese = map[Key]string{
 	JudgeUser:           "步骤：{step}\n任务：{task}\n步骤中工具的结果：\n{evidence}\n步骤的答案：{answer}",
 	ReasonJudgeUnread:   "评审的回答无法读取：{detail}",
 	ReasonJudgeNoCite:   "评审没有引用步骤的任何结果",
-	ReasonStepRunFailed: "步骤的运行失败：{detail}",
 	ReasonStepLimit:     "任务达到了 {max} 个步骤的上限",
 	ReasonStepNotRun:    "任务没有分支走到这个步骤",
-	ReasonStepBlocked:   "{tool} 被{wall}阻断",
+	ReasonOutputMissing: "步骤没有验证产出 {key}",
 }
 
 // taskReasons are the Chinese reasons of the codes of this file's

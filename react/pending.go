@@ -42,8 +42,10 @@ type Pending struct {
 	Round int
 	// HostKind is the kind of host state the run carries ([WithHostState]):
 	// a run that is a step of a task says "reactguard.task", and must be
-	// resumed through its host; "" for a plain run.
-	HostKind string
+	// resumed through its host; "" for a plain run. HostState is that
+	// state, as sealed.
+	HostKind  string
+	HostState []byte
 	// Decided is the decision recorded in Config.Audit on this suspension,
 	// if any: the run has not moved on from it yet because its resume is
 	// running now, died, or could not apply it (giving the same decision
@@ -128,7 +130,7 @@ func (l *Loop) pendingOf(ctx context.Context, id string, snapshot []byte, o runO
 	}
 	p := Pending{Run: s.Run, Node: s.Node.Name, Owner: s.Owner, Status: s.Status, Sealed: s.sealedAt(), Round: s.Round}
 	if s.Host != nil {
-		p.HostKind = s.Host.Kind
+		p.HostKind, p.HostState = s.Host.Kind, append([]byte(nil), s.Host.State...)
 	}
 	if sp := s.Suspension.suspension(); sp != nil {
 		sp.Ticket = s.key.ticket(s)

@@ -142,6 +142,9 @@ type Check struct {
 	// tool messages), for a verifier that reads results as the model saw
 	// them (a model judge).
 	Transcript []Message
+	// HostState is the run's host state ([WithHostState]), as sealed;
+	// nil without one.
+	HostState []byte
 }
 
 // StepVerdict is a step verifier's answer.
@@ -200,9 +203,12 @@ func WithVerifier(v Verifier) RunOption { return func(r *runOptions) { r.verifie
 type StepReport struct {
 	// Status is in_progress while the run has not ended; once it ended,
 	// satisfied (its verifier said so at the finish, or, without a
-	// verifier's verdict, its completion conditions hold), insufficient
-	// (it finished on the model's word alone), blocked (it failed after a
-	// wall or a verifier's blocked verdict) or failed.
+	// verifier's verdict, its completion conditions hold and no required
+	// output comes from a result whose business status is insufficient or
+	// accepted), insufficient (it finished on the model's word alone, or
+	// on such a result: stale, one page of several, a job not done; or
+	// the model gave up after a result that fell short), blocked (it
+	// failed after a wall or a verifier's blocked verdict) or failed.
 	Status StepStatus `json:"status"`
 	// Reason says why, when the status is not satisfied (may be empty).
 	Reason string `json:"reason,omitempty"`
@@ -394,6 +400,9 @@ func (r *run) verify(ctx context.Context, c Check) (v StepVerdict, err error) {
 		}
 	}()
 	c.Run, c.Node, c.Outputs, c.Transcript = r.id, r.node.Name, r.outputs, r.msgs[1:len(r.msgs):len(r.msgs)]
+	if r.host != nil {
+		c.HostState = r.host.State
+	}
 	v, err = r.verifier.Verify(ctx, c)
 	if err != nil {
 		return StepVerdict{}, fmt.Errorf("react: step verifier: %w", err)
@@ -488,6 +497,13 @@ func (r *run) stepReport() StepReport {
 			return StepReport{Status: StepSatisfied, Evidence: r.check.Evidence}
 		}
 		if r.goal() == GoalMet {
+			if rep, short := r.shortSource(); short {
+				detail := rep.Reason
+				if rep.Business == BusinessAccepted {
+					detail = r.cat.Text(prompt.StatusAccepted) + " " + rep.Reason
+				}
+				return StepReport{Status: StepInsufficient, Reason: r.cat.Text(prompt.ReasonInsufficient, "tool", rep.Tool, "detail", detail)}
+			}
 			return StepReport{Status: StepSatisfied}
 		}
 		return StepReport{Status: StepInsufficient, Reason: r.cat.Text(prompt.ReasonModelWord)}
@@ -499,8 +515,17 @@ func (r *run) stepReport() StepReport {
 		if c := r.check; c != nil && c.Status == StepBlocked {
 			return StepReport{Status: StepBlocked, Reason: firstNonEmpty(c.Reason, reason)}
 		}
-		if rep, ok := r.lastExecuted(); ok && rep.Business == BusinessBlocked {
-			return StepReport{Status: StepBlocked, Reason: firstNonEmpty(reason, rep.Tool)}
+		if rep, ok := r.lastExecuted(); ok {
+			switch rep.Business { //nolint:exhaustive // the other statuses leave the step failed
+			case BusinessBlocked:
+				return StepReport{Status: StepBlocked, Reason: firstNonEmpty(reason, rep.Tool)}
+			case BusinessInsufficient:
+				if r.failure != nil && r.failure.Kind == FailedByModel {
+					// The model gave up on results that fell short (empty,
+					// stale, incomplete): more information may complete it.
+					return StepReport{Status: StepInsufficient, Reason: reason}
+				}
+			}
 		}
 		return StepReport{Status: StepFailed, Reason: reason}
 	case Suspended, Interrupted:
@@ -510,6 +535,29 @@ func (r *run) stepReport() StepReport {
 		rep.Reason = c.Reason
 	}
 	return rep
+}
+
+// shortSource returns the report of a call whose result a required output
+// was set from and whose business status says it does not serve the goal
+// (insufficient: stale, a page followed by more, short of the contract;
+// accepted: a job not done): a completion condition met by such a value
+// does not satisfy the step.
+func (r *run) shortSource() (CallReport, bool) {
+	for _, k := range r.required {
+		v := r.outputs[k]
+		if v.Source != SourceToolResult {
+			continue
+		}
+		for i := len(r.calls) - 1; i >= 0; i-- {
+			if c := r.calls[i]; c.CallID == v.Ref {
+				if c.Business == BusinessInsufficient || c.Business == BusinessAccepted {
+					return c, true
+				}
+				break
+			}
+		}
+	}
+	return CallReport{}, false
 }
 
 // lastExecuted returns the report of the run's last executed catalog

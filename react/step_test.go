@@ -416,3 +416,18 @@ func TestSnapshot_SealedBeforeProvenance(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, rec.Provenance.IsZero(), "an old record reads without provenance")
 }
+
+// A required output set from a stale result meets the completion
+// conditions (its value is checked) but does not satisfy the step.
+func TestRun_StepOnStaleSource(t *testing.T) {
+	q := quoteTool(stepNow.Add(-2 * time.Hour))
+	m := newScript(turn(call("c1", "quote", `{}`)),
+		turn(call("o", react.ToolOutputSet, `{"key":"price","value":10.5,"sourceType":"tool_result","sourceRef":"c1"}`)),
+		turn(call("f", react.ToolFinish, `{}`)))
+	e := stepEnv(t, m, q.Tool)
+	node := react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireLatest}, Outputs: []react.Output{{Key: "price", Required: true}}}
+	res := e.run(node, "the latest price")
+	assert.Equal(t, react.GoalMet, res.Goal)
+	assert.Equal(t, react.StepInsufficient, res.Step.Status)
+	assert.Contains(t, res.Step.Reason, "the result of quote does not serve the goal: the result of quote is 2h0m0s old")
+}

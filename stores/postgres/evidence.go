@@ -89,7 +89,7 @@ const recordColumns = `call_id, attempt, tool, fingerprint, outcome, code, paylo
 // provenanceDest receives the provenance columns of a record (NULL in
 // rows written before schema version 6).
 type provenanceDest struct {
-	fetched                                      *time.Time
+	fetched                                     *time.Time
 	source, objectID, version, voucher, idemKey []byte
 }
 

@@ -86,11 +86,13 @@ type ToolSpec struct {
 }
 
 // ParamSource is a parameter's provenance: from "user", or from "result"
-// (Tool, Field), or "free".
+// (Tool, Field), or from "step" (Step, Field: an output an earlier step of
+// a task verified), or "free".
 type ParamSource struct {
 	From  string `json:"from"`
 	Tool  string `json:"tool,omitempty"`
 	Field string `json:"field,omitempty"`
+	Step  string `json:"step,omitempty"`
 }
 
 // RetrySpec is a tool's retry policy, without delays (the harness never
@@ -101,9 +103,12 @@ type RetrySpec struct {
 
 // ContractSpec is a tool's response contract in data form.
 type ContractSpec struct {
-	// Empty is "allowed" (default) or "fails": whether an empty result is
-	// a legal answer.
+	// Empty is "allowed" (default), "fails" or "answers": whether an empty
+	// result is a legal answer, and whether it is the answer.
 	Empty string `json:"empty,omitempty"`
+	// BusinessSpec holds freshness, paging, pending jobs, walls and
+	// provenance (its fields are the contract's own in JSON).
+	BusinessSpec
 	// BusinessCode, when set, reads bodies {"code": n, "message": "…"}:
 	// a code other than 0 is a business failure whose downstream code is
 	// BusinessCode.n.

@@ -43,7 +43,7 @@ func TestCommand(t *testing.T) {
 		whyState string
 	}{
 		{"scripted, strict", []string{"-strict", "-case", "normal-01-order-status,integration-01-price"}, 0, "| **all** | 2 | 2/2 (100.0%)", "", "the scripted set passes"},
-		{"strict with a failing model", []string{"-strict", "-model", "give-up", "-category", "normal_success"}, 1, "| **all** | 6 |", "0 of 6 cases passed end to end", "-strict fails the run"},
+		{"strict with a failing model", []string{"-strict", "-model", "give-up", "-category", "normal_success"}, 1, "| **all** | 7 |", "0 of 7 cases passed end to end", "-strict fails the run"},
 		{"failing model, not strict", []string{"-model", "give-up", "-category", "normal_success"}, 0, "model give-up", "", "scores are a report, not an error"},
 		{"user's directory", []string{"-cases", dir}, 0, "| 6 final integration | 1 |", "", "-cases replaces the set"},
 		{"json", []string{"-format", "json", "-case", "normal-01-order-status"}, 0, `"end_to_end": {`, "", "the JSON report on stdout"},

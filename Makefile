@@ -53,7 +53,7 @@ fuzz:
 ## eval: the evaluation set of seed 003 with its scripted models; fails unless every case passes end to end.
 ## Real models: cd adapters/openai && go run ./cmd/rgeval -model openai (see docs/evaluation.md).
 eval:
-	go run ./eval/cmd/rgeval -strict
+	go run ./eval/cmd/rgeval -strict -tasks
 
 ## cover: statement coverage per package of the core module.
 cover:

@@ -62,6 +62,7 @@ type Command struct {
 //	-lang en|zh      the language of every text the model sees
 //	-timeout d       bound each case (default 5m; 0: none)
 //	-strict          exit 1 unless every case passed end to end
+//	-tasks           also run the tasks of several steps (eval/tasks)
 //	-v               write the loop's events to stderr
 func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := c.Name
@@ -89,6 +90,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on each case (0: none)")
 	strict := fs.Bool("strict", false, "exit 1 unless every case passed end to end")
 	verbose := fs.Bool("v", false, "write the loop's events to stderr")
+	tasks := fs.Bool("tasks", false, "also run the built-in tasks of several steps (eval/tasks) and report them after the cases")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nRuns reactguard's evaluation set (seed 003) and prints the report.\n\n", name)
 		fs.PrintDefaults()
@@ -132,6 +134,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 
 	opts.ModelName = "scripted"
+	var taskModel react.Model // nil: each task case's script
 	if *model != "scripted" {
 		factory, ok := c.Models[*model]
 		if !ok {
@@ -149,7 +152,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 			return 3
 		}
 		opts.Model = func(*Case) react.Model { return m }
-		opts.ModelName = label
+		opts.ModelName, taskModel = label, m
 	}
 
 	rep, err := Run(ctx, cases, opts)
@@ -179,7 +182,20 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 3
 	}
-	if *strict && !rep.Passed() {
+	tasksPassed := true
+	if *tasks {
+		results := RunTasks(ctx, BuiltinTasks(), taskModel)
+		if *format == "markdown" {
+			if err := WriteTasksMarkdown(stdout, results); err != nil {
+				_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
+				return 3
+			}
+		}
+		for _, r := range results {
+			tasksPassed = tasksPassed && r.Passed
+		}
+	}
+	if *strict && (!rep.Passed() || !tasksPassed) {
 		_, _ = fmt.Fprintf(stderr, "%s: %d of %d cases passed end to end\n", name, rep.Total.EndToEnd.Passed, rep.Total.EndToEnd.Total)
 		return 1
 	}

@@ -141,15 +141,15 @@ type Acceptance struct {
 	// Required items must be completed for the task to be met or
 	// partially met; a required item missing makes it unmet. Nil means
 	// every step that ran, and the Final step.
-	Required []string
+	Required []string `json:"required,omitempty"`
 	// Optional items may be missing: the task is then partially met (if
 	// nothing required is missing), and the answer must say so.
-	Optional []string
+	Optional []string `json:"optional,omitempty"`
 	// MustSay is what the final answer must say about an item when it is
 	// missing (compared without regard to case and spacing); an item not
 	// listed must be named by its own text (its step name, or
 	// "step.key").
-	MustSay map[string]string
+	MustSay map[string]string `json:"must_say,omitempty"`
 }
 
 // Errors of [New] and of the runner.

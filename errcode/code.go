@@ -82,8 +82,8 @@ const (
 	// on (it did not run, or did not verify the value).
 	ParamProvenanceStepMissing Code = 42271
 	// StepNotSatisfied: builtin_node_finish while the step's verifier does
-	// not find the step satisfied (seed 003: a step counts only once
-	// verified).
+	// not find the step satisfied (a step counts only once verified:
+	// docs/tasks.md).
 	StepNotSatisfied Code = 42272
 	// AnswerClaimsUnverified: the task's answer states a fact that comes
 	// from a step that was not verified.
@@ -135,8 +135,8 @@ const (
 	ToolResultEmpty Code = 20401
 	// ToolBlocked: the tool reached a wall instead of the content — a
 	// captcha, a login page, a rate-limit page — which its contract
-	// recognises (seed 003: a captcha page is "blocked", never a
-	// successful body).
+	// recognises (a captcha page is blocked, never a successful
+	// body: docs/observation-contract.md).
 	ToolBlocked Code = 42270
 )
 

@@ -46,7 +46,7 @@ type Record struct {
 }
 
 // Provenance is when, from where and in which version a tool's result was
-// obtained: seed 003 asks that "a search result keep its source address
+// obtained: the three layers of success (docs/evaluation.md) ask that "a search result keep its source address
 // and fetch time, a database result its object id and data version, a
 // write its business voucher and idempotency key; without a verifiable
 // voucher the final layer can hardly judge whether a result may serve as

@@ -80,11 +80,11 @@ type ResponseContractOptions struct {
 //     page; the next step names the cursor.
 //  8. Sufficient: when Contract.Sufficient reports that the result does
 //     not serve the goal, the SUCCESS stands and the call is noted
-//     insufficient, with the reason (seed 003: "executed, business not
-//     satisfied").
+//     insufficient, with the reason ("executed, business not
+//     satisfied", docs/evaluation.md).
 //
-// The business verdict reaches the model (seed 003: the business status,
-// its reason and whether a retry can help): a SUCCESS of steps 4 to 8 is
+// The business verdict reaches the model (the business status, its reason
+// and whether a retry can help; docs/observation-contract.md): a SUCCESS of steps 4 to 8 is
 // answered with its message followed by BUSINESS_NOTE — "business status
 // insufficient: <reason>; calling it again with the same arguments cannot
 // help. Next: <next step>" — in the catalog's language; a FAILED carries

@@ -253,8 +253,8 @@ const (
 	// BusinessAccepted: the tool accepted a job that is not done yet
 	// (tool.Contract.Async: an HTTP 202, a status "running"): the request
 	// went through, the goal waits on the job, and only a later result
-	// can say it is done (seed 003: "an asynchronous task may only have
-	// been accepted").
+	// can say it is done (an asynchronous task may only have been
+	// accepted: docs/observation-contract.md).
 	BusinessAccepted BusinessStatus = 5
 	// BusinessBlocked: the tool reached a wall instead of the content — a
 	// captcha, a login page, a rate-limit page (TOOL_BLOCKED).

@@ -75,9 +75,9 @@ type Node struct {
 	// specification's model-driven flow.
 	HostApproval bool `json:"host_approval,omitempty"`
 	// Require says, per visible catalog tool, what the node needs of the
-	// tool's results beyond its contract (seed 003: a cache hit may be a
-	// successful execution, but it cannot satisfy a user who asks for the
-	// latest data; a first page is not the complete data): with
+	// tool's results beyond its contract (a cache hit may be a successful
+	// execution, but it cannot satisfy a user who asks for the latest
+	// data; a first page is not the complete data): with
 	// tool.RequireLatest a result older than the tool's Contract.MaxAge
 	// is insufficient (stale), with tool.RequireComplete a page followed
 	// by more is insufficient until the last page was read (see

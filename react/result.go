@@ -242,8 +242,8 @@ type Result struct {
 	// from the model saying it is done: met, unverified or unmet once the
 	// run finished or failed, none while it is suspended or interrupted.
 	Goal GoalStatus
-	// Step is the run's status as a step of a task (seed 003's step
-	// statuses): satisfied only once verified ([WithVerifier]) or, without
+	// Step is the run's status as a step of a task (the step statuses of
+	// docs/tasks.md): satisfied only once verified ([WithVerifier]) or, without
 	// a verifier's verdict, when the completion conditions hold.
 	Step StepReport
 	// HostState is the state of [WithHostState], as sealed with the run;

@@ -24,7 +24,7 @@ import (
 // statuses of the task's steps shown to its final step, and host state
 // sealed into the run's snapshots.
 
-// StepStatus is the status of one step of a task (seed 003: "a step's
+// StepStatus is the status of one step of a task ("a step's
 // status may be pending, in progress, satisfied, insufficient, blocked or
 // failed; only when the step's verification passes does the planner mark
 // it done"). The zero value, [StepNone], is no status: a verifier that
@@ -171,7 +171,7 @@ type StepVerdict struct {
 	Evidence []string `json:"evidence,omitempty"`
 }
 
-// Verifier checks a step of a task (seed 003: "after a tool result is
+// Verifier checks a step of a task ("after a tool result is
 // written into the observation, a step-level verifier judges whether the
 // current plan item is met"). The loop asks it after every executed call
 // of a catalog tool and when the model calls builtin_node_finish; a step

@@ -382,7 +382,7 @@ func TestStepStatus_Enum(t *testing.T) {
 			assert.NotEqual(t, s.Text(prompt.For(prompt.English)), s.Text(prompt.For(prompt.Chinese)), "%v has words in both catalogs", s)
 		}
 	}
-	assert.Equal(t, "已满足", react.StepSatisfied.Text(prompt.For(prompt.Chinese)), "seed 003's words")
+	assert.Equal(t, "已满足", react.StepSatisfied.Text(prompt.For(prompt.Chinese)), "the source document's words")
 	_, err := react.StepStatus(99).MarshalText()
 	assert.Error(t, err)
 	var s react.StepStatus

@@ -24,7 +24,7 @@ func (r *Runner) verifier(st *state, step Step) react.Verifier {
 }
 
 // answerCheck verifies the final step's answer against the steps'
-// statuses (seed 003: "the final answer must tell the user about the gaps
+// statuses ("the final answer must tell the user about the gaps
 // and must not cover unverified content with the parts that succeeded").
 // At the finish, in order:
 //
@@ -175,7 +175,7 @@ func facts(res react.Result) []string {
 // ends and lower-cased, that hold a digit (a number, a date, a time, an
 // amount, an identifier). A number compares by value ("1085.40" is
 // "1085.4"). Words without a digit are not checked: that takes a
-// reviewer (seed 003: a model judge with a rubric, or a person).
+// reviewer (a model judge with a rubric, or a person).
 func tokens(text string) []string {
 	var out []string
 	start := -1

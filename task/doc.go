@@ -37,7 +37,7 @@
 //
 // # Steps are verified before they count
 //
-// A step has the statuses seed 003 lists: pending, in progress, satisfied,
+// A step has the statuses docs/tasks.md lists: pending, in progress, satisfied,
 // insufficient, blocked and failed (react.StepStatus). A step's verifier
 // (Step.Verify: a host function, a model [Judge] with a rubric, or both
 // with [AllOf]) runs after each of its tool results — the model reads the

@@ -15,7 +15,7 @@ import (
 )
 
 // AllOf returns a verifier that asks each of vs in order (code first,
-// then a model judge: seed 003's "code checks the hard conditions, a model
+// then a model judge: "code checks the hard conditions, a model
 // judges open quality") and returns the first verdict that is not
 // satisfied and not "no opinion"; when none objects, satisfied if one of
 // them said so (with every satisfied verdict's evidence), no opinion
@@ -46,7 +46,7 @@ func AllOf(vs ...react.Verifier) react.Verifier {
 const DefaultJudgeEvidence = 16 << 10
 
 // Judge is a step verifier that asks a model to judge the step by a
-// rubric at its finish (seed 003: "semantic tasks — did the material
+// rubric at its finish ("semantic tasks — did the material
 // answer the question, does the report cover the key dimensions — go to a
 // reviewing model with an explicit rubric, the evidence, and a bounded
 // output, not a free 'looks good'"). It shows the model the rubric, the

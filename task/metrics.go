@@ -8,7 +8,7 @@ import (
 
 // Metrics counts the tasks a [Runner] drives (Options.Metrics), judged by
 // each task's own acceptance rule — not by a host's call, and not by the
-// model saying it is done (seed 003: "business completion is judged from
+// model saying it is done ("business completion is judged from
 // task samples and completion conditions"). Every rate's denominator is
 // the tasks started, so that a task that never ended (still suspended,
 // abandoned) counts against completion instead of disappearing. Counts

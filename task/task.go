@@ -28,7 +28,7 @@ const MaxStepName = 128
 // a step without a matching edge ends the graph. Then the Final step, when
 // there is one, writes the task's answer from the statuses of every step.
 // Whether the task is met, partially met or unmet is decided by its
-// Acceptance, a rule fixed with the task (seed 003: "whether partial
+// Acceptance, a rule fixed with the task ("whether partial
 // success is accepted is a business rule; it must be written down when the
 // task is defined, not left to the model once something failed").
 //
@@ -132,7 +132,7 @@ func OnOutput(key string, value any) func(Outcome) bool {
 	}
 }
 
-// Acceptance is the task's rule of success (seed 003: partial success is
+// Acceptance is the task's rule of success (partial success is
 // recorded as completed items, missing items, why, and whether the task
 // may continue; the final answer must tell the user what is missing).
 // Items are step names ("search": the step satisfied) and step outputs

@@ -43,7 +43,7 @@ type Contract struct {
 	// A panic is treated like one in Business.
 	Sufficient func(result any) (ok bool, reason string)
 	// Provenance tells where, when and in which version a result was
-	// obtained (seed 003: a search result keeps its source address and
+	// obtained (a search result keeps its source address and
 	// fetch time, a database result its object id and data version, a
 	// write its business voucher). The evidence guard stores it with the
 	// result's record, and the response contract reads its FetchedAt for
@@ -70,7 +70,7 @@ type Contract struct {
 	// step names the tool that polls it. Nil means every result is final.
 	Async *Async
 	// Blocked recognises a result that is a wall instead of the content —
-	// a captcha, a login page, a rate-limit page (seed 003: a visit that
+	// a captcha, a login page, a rate-limit page (a visit that
 	// got a captcha page is blocked, never a successful body) — and says
 	// which, with a detail for the model. A wall other than [NoWall] turns
 	// the result into FAILED TOOL_BLOCKED. Nil means no check; a panic is
@@ -257,7 +257,7 @@ const (
 	// EmptyFails: an empty result is a business failure: FAILED
 	// TOOL_RESULT_EMPTY.
 	EmptyFails EmptyPolicy = 1
-	// EmptyAnswers: an empty result is the answer (seed 003: an empty
+	// EmptyAnswers: an empty result is the answer (an empty
 	// database result may be a legitimate fact — no open invoices, no
 	// conflicting booking): SUCCESS that serves the goal (business status
 	// evidence), and the model is told that nothing matching is the

@@ -49,9 +49,9 @@ type ProvenanceSpec struct {
 	Voucher   string `json:"voucher,omitempty"`
 }
 
-// PendingSpec: a result whose value at Path equals Equals is an accepted
-// job whose id is at Job; Poll (with its argument Param) reports its
-// status.
+// PendingSpec says how a result announces an accepted job: a result whose
+// value at Path equals Equals is a job not done, whose id is at Job; Poll
+// (with its argument Param) reports its status.
 type PendingSpec struct {
 	Path   string          `json:"path"`
 	Equals json.RawMessage `json:"equals"`
@@ -60,8 +60,9 @@ type PendingSpec struct {
 	Param  string          `json:"param"`
 }
 
-// WallSpec: a result whose value at Path equals Equals is a Wall
-// (captcha, login or rate_limit); Detail is what the model reads.
+// WallSpec recognises a wall: a result whose value at Path equals Equals
+// is a Wall (captcha, login or rate_limit); Detail is what the model
+// reads.
 type WallSpec struct {
 	Path   string          `json:"path"`
 	Equals json.RawMessage `json:"equals"`

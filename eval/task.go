@@ -224,6 +224,7 @@ type stepModel struct {
 	turns map[string][]Turn
 }
 
+// Generate implements react.Model.
 func (m *stepModel) Generate(_ context.Context, req react.Request) (react.Response, error) {
 	sys := ""
 	if len(req.Messages) > 0 {

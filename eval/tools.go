@@ -265,7 +265,7 @@ func (c *ContractSpec) contract() (*tool.Contract, error) {
 	default:
 		return nil, fmt.Errorf("empty %q (want allowed, fails or answers)", c.Empty)
 	}
-	if err := c.BusinessSpec.apply(out); err != nil {
+	if err := c.apply(out); err != nil {
 		return nil, err
 	}
 	if c.BusinessCode != "" {

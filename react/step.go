@@ -428,7 +428,7 @@ func (r *run) verifyCall(ctx context.Context, rep CallReport, obs observation.Ob
 	if obs.Outcome() == outcome.Success && obs.Data() != nil {
 		result, _ = obs.DataJSON()
 	}
-	calls := append(r.calls[:len(r.calls):len(r.calls)], rep)
+	calls := slices.Concat(r.calls, []CallReport{rep})
 	v, err := r.verify(ctx, Check{Call: &rep, Result: result, Calls: calls})
 	if err != nil || v.Status == StepNone {
 		return nil, err
@@ -564,7 +564,7 @@ func (r *run) shortSource() (CallReport, bool) {
 // call.
 func (r *run) lastExecuted() (CallReport, bool) {
 	for i := len(r.calls) - 1; i >= 0; i-- {
-		if c := r.calls[i]; !c.Builtin && c.Layers.Execution != ExecNone {
+		if c := r.calls[i]; !c.Builtin && c.Execution != ExecNone {
 			return c, true
 		}
 	}

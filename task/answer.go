@@ -47,6 +47,7 @@ type answerCheck struct {
 	own react.Verifier
 }
 
+// Verify implements react.Verifier.
 func (a *answerCheck) Verify(ctx context.Context, c react.Check) (react.StepVerdict, error) {
 	if !c.End {
 		if a.own == nil {

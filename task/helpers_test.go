@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -183,8 +182,6 @@ func (w *world) loopOf(t testing.TB, m react.Model, guards *guard.Options) *reac
 	require.NoError(t, err)
 	return l
 }
-
-var objectSchema = &jsonschema.Schema{Type: "object"}
 
 // trip is the three-step task of the tests: search, then book (when the
 // search is satisfied) or suggest alternatives, then the answer.

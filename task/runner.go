@@ -175,6 +175,7 @@ type lazyVerifier struct {
 	ok bool
 }
 
+// Verify implements react.Verifier.
 func (l *lazyVerifier) Verify(ctx context.Context, c react.Check) (react.StepVerdict, error) {
 	l.mu.Lock()
 	if !l.ok {

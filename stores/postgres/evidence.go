@@ -119,7 +119,9 @@ func scanRecord(row pgx.Row, extra ...any) (evidence.Record, error) {
 	var code int32
 	var r evidence.Record
 	var pd provenanceDest
-	dest := append(extra, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
+	dest := make([]any, 0, len(extra)+15)
+	dest = append(dest, extra...)
+	dest = append(dest, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
 	if err := row.Scan(append(dest, pd.dest()...)...); err != nil {
 		return evidence.Record{}, err
 	}

@@ -636,3 +636,13 @@ func (o runOptions) checkInputs() error {
 	}
 	return nil
 }
+
+// CheckNode reports whether node can run in l: the checks [Loop.Run]
+// makes before anything runs (the node's definition, its tools in the
+// catalog, their schemas, what Node.Require asks of their contracts), as
+// an error wrapping [ErrInvalidNode]. A host that runs nodes later (the
+// steps of a task) checks them up front with it.
+func (l *Loop) CheckNode(node Node) error {
+	_, err := l.newRun("check", node)
+	return err
+}

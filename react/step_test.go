@@ -431,3 +431,11 @@ func TestRun_StepOnStaleSource(t *testing.T) {
 	assert.Equal(t, react.StepInsufficient, res.Step.Status)
 	assert.Contains(t, res.Step.Reason, "the result of quote does not serve the goal: the result of quote is 2h0m0s old")
 }
+
+func TestLoop_CheckNode(t *testing.T) {
+	q := quoteTool(stepNow)
+	e := newEnv(t, newScript(), q.Tool)
+	assert.NoError(t, e.loop.CheckNode(react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireLatest}}))
+	assert.ErrorIs(t, e.loop.CheckNode(react.Node{Tools: []string{"nope"}}), react.ErrInvalidNode)
+	assert.ErrorIs(t, e.loop.CheckNode(react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireComplete}}), react.ErrInvalidNode)
+}

@@ -55,8 +55,11 @@ type Runner struct {
 }
 
 // New returns a runner of t over loop, or an error wrapping
-// [ErrInvalidTask] for a task that cannot run (see [Task]). A nil loop is
-// an error. opts may be nil.
+// [ErrInvalidTask] for a task that cannot run (see [Task]), a step whose
+// node cannot run in loop included (react.Loop.CheckNode: a tool not in
+// the catalog, a requirement its contract cannot serve), so that no step
+// fails on its definition halfway through a task. A nil loop is an error.
+// opts may be nil.
 func New(loop *react.Loop, t Task, opts *Options) (*Runner, error) {
 	if loop == nil {
 		return nil, errors.New("task: New: a nil loop")
@@ -72,6 +75,13 @@ func New(loop *react.Loop, t Task, opts *Options) (*Runner, error) {
 	}
 	if err := t.check(); err != nil {
 		return nil, err
+	}
+	for _, s := range t.all() {
+		n := s.Node
+		n.Name = s.Name
+		if err := loop.CheckNode(n); err != nil {
+			return nil, fmt.Errorf("%w %q: step %s: %w", ErrInvalidTask, t.Name, s.Name, err)
+		}
 	}
 	r := &Runner{loop: loop, task: t, digest: t.digest(), cat: prompt.For(o.Lang), newID: o.NewID, now: o.Now, m: o.Metrics, recordTo: o.Record}
 	if r.newID == nil {

@@ -302,6 +302,12 @@ func TestNew_Refuses(t *testing.T) {
 			t.Final = &f
 		}, "ends the task"},
 		{"negative MaxSteps", func(t *task.Task) { t.MaxSteps = -1 }, "negative"},
+		{"a step whose node names a tool the loop does not have", func(t *task.Task) { t.Steps[1].Node.Tools = []string{"pay"} }, "step book"},
+		{"a final step whose node cannot run", func(t *task.Task) {
+			f := *t.Final
+			f.Node.MaxRounds = -1
+			t.Final = &f
+		}, "step answer"},
 	}
 	for _, tt := range tests {
 		tk := trip(task.Acceptance{})

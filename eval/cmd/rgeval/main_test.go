@@ -12,7 +12,7 @@ func TestCommand(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := command().Run(context.Background(), []string{"-strict", "-category", "normal_success"}, &out, &errb)
 	assert.Equal(t, 0, code, errb.String())
-	assert.Contains(t, out.String(), "| **all** | 6 | 6/6 (100.0%)")
+	assert.Contains(t, out.String(), "| **all** | 7 | 7/7 (100.0%)")
 
 	out.Reset()
 	errb.Reset()

@@ -17,6 +17,17 @@ type Loader interface {
 	Load(ctx context.Context, run string) (Snapshot, error)
 }
 
+// TextLoader is a [Loader] that can add a user text to a run and read the
+// run's whole evidence in one round trip. A [Cache] uses it for the first
+// user text of a run it has not loaded (a Run's input), so that starting a
+// run costs one round trip where adding the text and loading the run take
+// two. The Snapshot it returns includes text, as Load would after the
+// addition (a blank text, which is not added, is not in it either).
+type TextLoader interface {
+	Loader
+	AddUserTextAndLoad(ctx context.Context, run, text string) (Snapshot, error)
+}
+
 // Cache answers the reads of a [Ledger] kept outside the process from
 // memory, for runs that one process drives at a time. The first read of a
 // run loads its evidence from the ledger once (through [Loader] when the
@@ -169,10 +180,43 @@ func (c *Cache) Append(ctx context.Context, run string, r Record) error {
 	return nil
 }
 
+// Appended adds r to the loaded index of run, when it is loaded: r is a
+// record the caller has appended to the Cache's ledger itself, through
+// another operation of the same database (guard.RecordingWriteLedger
+// stores a write's record and its evidence in one statement). Call it only
+// once the ledger accepted r, so that memory never holds what the ledger
+// does not.
+func (c *Cache) Appended(ctx context.Context, run string, r Record) error {
+	e := c.entry(run)
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.loaded {
+		return e.mem.Append(ctx, run, r)
+	}
+	return nil
+}
+
 // AddUserText implements [Ledger.AddUserText]: the ledger first, then the
-// loaded index.
+// loaded index. For a run not loaded yet whose ledger is a [TextLoader],
+// adding the text loads the run, in one round trip.
 func (c *Cache) AddUserText(ctx context.Context, run, text string) error {
 	e := c.entry(run)
+	if tl, ok := c.inner.(TextLoader); ok {
+		e.mu.Lock()
+		if !e.loaded {
+			defer e.mu.Unlock()
+			s, err := tl.AddUserTextAndLoad(ctx, run, text)
+			if err != nil {
+				return err
+			}
+			if err := e.mem.Import(ctx, run, s); err != nil {
+				return errors.Join(errors.New("evidence: cache: the ledger holds a record Check refuses"), err)
+			}
+			e.loaded = true
+			return nil
+		}
+		e.mu.Unlock()
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if err := c.inner.AddUserText(ctx, run, text); err != nil {

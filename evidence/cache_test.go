@@ -112,6 +112,9 @@ func TestCache_Conformance(t *testing.T) {
 	t.Run("over a Loader", func(t *testing.T) {
 		evidencetest.Run(t, func() evidence.Ledger { return evidence.NewCache(loadingRemote{newRemote()}) })
 	})
+	t.Run("over a TextLoader", func(t *testing.T) {
+		evidencetest.Run(t, func() evidence.Ledger { return evidence.NewCache(textLoading{loadingRemote{newRemote()}}) })
+	})
 	t.Run("over a plain Ledger", func(t *testing.T) {
 		evidencetest.Run(t, func() evidence.Ledger { return evidence.NewCache(newRemote()) })
 	})
@@ -297,4 +300,73 @@ func ExampleCache() {
 	// true true
 	// true true
 	// round trips: 3
+}
+
+// textLoading is a loadingRemote that adds a user text and loads the run
+// in one round trip.
+type textLoading struct{ loadingRemote }
+
+func (l textLoading) AddUserTextAndLoad(ctx context.Context, run, text string) (evidence.Snapshot, error) {
+	if err := l.trip(); err != nil {
+		return evidence.Snapshot{}, err
+	}
+	if err := l.m.AddUserText(ctx, run, text); err != nil {
+		return evidence.Snapshot{}, err
+	}
+	return l.m.Export(ctx, run)
+}
+
+// A run's first user text, through a TextLoader, loads the run with it: one
+// round trip, and every read after it is answered from memory; a later
+// text, once loaded, is added as usual. A ledger error leaves the run
+// unloaded.
+func TestCache_TextLoaderLoadsWithTheFirstText(t *testing.T) {
+	ctx := context.Background()
+	r := textLoading{loadingRemote{newRemote()}}
+	require.NoError(t, r.m.Append(ctx, "run", evidence.Record{CallID: "c0", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}))
+	c := evidence.NewCache(r)
+	require.NoError(t, c.AddUserText(ctx, "run", "create blog"))
+	assert.EqualValues(t, 1, r.trips.Load(), "the text and the load: one round trip")
+	said, err := c.UserSaid(ctx, "run", "blog")
+	require.NoError(t, err)
+	assert.True(t, said)
+	has, err := c.HasValue(ctx, "run", "t", "id", "x")
+	require.NoError(t, err)
+	assert.True(t, has, "the earlier record was loaded with the text")
+	assert.EqualValues(t, 1, r.trips.Load(), "reads from memory")
+	require.NoError(t, c.AddUserText(ctx, "run", "in space 7"))
+	assert.EqualValues(t, 2, r.trips.Load(), "a later text: one round trip, no load")
+	said, err = c.UserSaid(ctx, "run", "space 7")
+	require.NoError(t, err)
+	assert.True(t, said, "the later text is in the cached index")
+
+	down := errors.New("down")
+	r.fail.Store(&down)
+	require.ErrorIs(t, c.AddUserText(ctx, "other", "hi"), down)
+	r.fail.Store(nil)
+	_, err = c.UserSaid(ctx, "other", "hi")
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, r.trips.Load(), "a failed text-and-load leaves the run unloaded: the next read loads it")
+}
+
+// Appended adds a record the caller stored itself to a loaded run, and
+// does nothing to a run not loaded (its next load reads the ledger).
+func TestCache_Appended(t *testing.T) {
+	ctx := context.Background()
+	r := loadingRemote{newRemote()}
+	c := evidence.NewCache(r)
+	rec := evidence.Record{CallID: "w1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"y"}`)}
+	require.NoError(t, c.Appended(ctx, "cold", rec))
+	_, ok, err := c.Lookup(ctx, "cold", "w1")
+	require.NoError(t, err)
+	assert.False(t, ok, "not loaded: Appended kept nothing, the ledger (which lacks it) is read")
+	_, ok, err = c.Lookup(ctx, "warm", "w0") // loads "warm"
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, r.m.Append(ctx, "warm", rec)) // the caller's own statement
+	require.NoError(t, c.Appended(ctx, "warm", rec))
+	got, ok, err := c.Lookup(ctx, "warm", "w1")
+	require.NoError(t, err)
+	require.True(t, ok, "the loaded index holds the appended record")
+	assert.Equal(t, "w1", got.CallID)
 }

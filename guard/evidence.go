@@ -68,6 +68,11 @@ type EvidenceOptions struct {
 // latest one and the count, so the loop can report them after the ledger
 // of the run is forgotten.
 //
+// Inside a write gate whose write ledger stores the evidence of its writes
+// itself (a [RecordingWriteLedger] whose RecordsTo reports this guard's
+// ledger), the record of the write's execution is handed to the gate
+// instead, which stores it with the write's record in one operation.
+//
 // Each attempt of a retried call passes through the guard (the retry guard
 // is outside it), so the ledger keeps every attempt in order, the first
 // failure included. A ledger or Offload error is returned as a Go error
@@ -129,6 +134,18 @@ func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next 
 		payload = reducePayload(payload, ev.max)
 	}
 	r.Payload = payload
+	if s := sinkFor(ctx, ev.ledger, call.Run); s != nil {
+		// Inside a write gate that stores the record with the write's:
+		// hand it over (an earlier attempt's record is appended now).
+		if s.held {
+			if err := ev.ledger.Append(ctx, call.Run, s.rec); err != nil {
+				return observation.Observation{}, fmt.Errorf("guard: evidence: record call %q attempt %d: %w", s.rec.CallID, s.rec.Attempt, err)
+			}
+		}
+		s.rec, s.held = r, true
+		call.Execution.Executed(fp, r.Outcome, r.Code)
+		return obs, nil
+	}
 	if err := ev.ledger.Append(ctx, call.Run, r); err != nil {
 		return observation.Observation{}, fmt.Errorf("guard: evidence: record call %q attempt %d: %w", call.ID, r.Attempt, err)
 	}

@@ -133,10 +133,13 @@ func (m *MemoryApprovals) Forget(run string) {
 // MemoryWriteLedger is the in-memory [WriteLedger], the default of
 // [Options]. It is safe for concurrent use and Begin is atomic; its zero
 // value is not usable, build it with [NewMemoryWriteLedger]. Records live
-// only as long as the process.
+// only as long as the process. Each claim gets a fencing token from one
+// counter of the ledger, and Finish fences records by it (see
+// [WriteLedger.Finish]); claims hold as long as the process.
 type MemoryWriteLedger struct {
-	mu   sync.Mutex
-	recs map[string]WriteRecord
+	mu    sync.Mutex
+	recs  map[string]WriteRecord
+	token uint64 // the last token issued
 }
 
 // NewMemoryWriteLedger returns an empty in-memory write ledger.
@@ -152,7 +155,8 @@ func (m *MemoryWriteLedger) Begin(_ context.Context, key, tool string) (WriteRec
 	if ok && rec.State != WriteNone && rec.State != WriteFailed {
 		return cloneRecord(rec), false, nil
 	}
-	rec = WriteRecord{Key: key, Tool: tool, State: WriteRunning}
+	m.token++
+	rec = WriteRecord{Key: key, Tool: tool, State: WriteRunning, Token: m.token}
 	m.recs[key] = rec
 	return rec, true, nil
 }
@@ -163,8 +167,22 @@ func (m *MemoryWriteLedger) Finish(_ context.Context, rec WriteRecord) error {
 	rec = cloneRecord(rec)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	cur, ok := m.recs[rec.Key]
+	if rec.Token != 0 && (!ok || cur.Token != rec.Token || (cur.State != WriteRunning && cur.State != WriteUncertain)) {
+		return fenced(rec, cur, ok)
+	}
+	rec.Token = cur.Token
 	m.recs[rec.Key] = rec
 	return nil
+}
+
+// fenced is the error of a Finish whose record rec does not close the
+// key's current claim cur (found says the key has a record).
+func fenced(rec, cur WriteRecord, found bool) error {
+	if !found {
+		return fmt.Errorf("%w: key %q has no record", ErrFenced, rec.Key)
+	}
+	return fmt.Errorf("%w: key %q is at token %d in state %d, the record closes token %d", ErrFenced, rec.Key, cur.Token, cur.State, rec.Token)
 }
 
 // Get implements [WriteLedger.Get]. The returned Result is a copy.

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 )
 
 // GatedCall is a write call the write gate deferred for approval.
@@ -75,7 +76,22 @@ type WriteRecord struct {
 	State  WriteState      `json:"state"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Code   errcode.Code    `json:"code,omitempty"`
+	// Token is the fencing token of the claim that holds the key, or that
+	// held it last (0 when the ledger issues none): every claim of a key
+	// gets a larger token than any earlier claim of the ledger. Begin
+	// returns it with a claim, the write gate hands it to the tool
+	// (tool.Request.FencingToken), and Finish names the claim it closes
+	// with it.
+	Token uint64 `json:"token,omitempty"`
 }
+
+// ErrFenced is wrapped by the error of [WriteLedger.Finish] when the
+// record names (by its Token) a claim that is no longer the key's
+// current one, or a key that is neither running nor uncertain: the claim
+// was taken over by another holder after its lease was lost, or the
+// record was already closed. Nothing is stored; the holder must not act
+// as if its record counted.
+var ErrFenced = errors.New("guard: the write's claim is no longer current")
 
 // WriteLedger records writes by idempotency key so that a write executes at
 // most once across retries, resumes and replicas. Implementations must be
@@ -96,9 +112,38 @@ type WriteLedger interface {
 	Begin(ctx context.Context, key, tool string) (WriteRecord, bool, error)
 	// Finish stores the final record of key (WriteSucceeded, WriteFailed,
 	// WriteUncertain), or WriteNone to release a claim that did not execute.
+	// A record with a Token closes the claim of that token (the one Begin
+	// returned, or the uncertain record Begin reported): a ledger that
+	// issues tokens stores it only while that claim is the key's current
+	// one and the key is running or uncertain, and otherwise stores nothing
+	// and returns an error wrapping [ErrFenced]. A record without a Token
+	// is stored whatever the key holds (an operator's correction).
 	Finish(ctx context.Context, rec WriteRecord) error
 	// Get returns the record of key.
 	Get(ctx context.Context, key string) (WriteRecord, bool, error)
+}
+
+// LeasedWriteLedger is a [WriteLedger] whose claims hold under a lease
+// that the holding process renews while it lives: a ledger shared by
+// processes whose owners can lose touch with the database while they keep
+// running (stores/postgres). Another process takes a claim over (reads it
+// as WriteUncertain) only once the database sees the holder's lease
+// expired; the holder, which renews it, counts it lost earlier, on its own
+// clock, and must stop acting under it before anyone can take it over.
+//
+// The write gate runs a claimed write under the context Hold returns, so
+// that a holder that loses its lease cancels its in-flight call: a tool
+// that honours its context stops, and the request it had already sent
+// carries a fencing token that a backend can refuse (see
+// [WriteRecord].Token).
+type LeasedWriteLedger interface {
+	WriteLedger
+	// Hold returns a context derived from ctx that is cancelled once the
+	// lease under which this ledger claimed rec is lost (its cause then
+	// wraps runstore.ErrLeaseLost in stores/postgres), and a function that
+	// releases its resources; call it when the write returned. A rec this
+	// ledger does not hold yields a context that is already cancelled.
+	Hold(ctx context.Context, rec WriteRecord) (context.Context, context.CancelFunc)
 }
 
 // ApprovingWriteLedger is a [WriteLedger] that keeps its records in the
@@ -128,4 +173,41 @@ type ApprovingWriteLedger interface {
 	// does (WriteRunning, WriteSucceeded, WriteUncertain; a ledger shared by
 	// processes reports the claim of a dead process as WriteUncertain).
 	BeginApproved(ctx context.Context, key, tool, run, fingerprint string) (WriteRecord, bool, error)
+}
+
+// GatingWriteLedger is an [ApprovingWriteLedger] that also records a write
+// as waiting for approval in the same operation when it claims nothing for
+// want of an approval: the write gate's deferral of an unapproved write
+// then costs one store operation where BeginApproved and Approvals.Gate
+// take two. The gate uses it only when ConsumesFrom reports its own
+// Approvals store; its answers are the same.
+type GatingWriteLedger interface {
+	ApprovingWriteLedger
+	// BeginApprovedOrGate is BeginApproved, except that when the key could
+	// be claimed but run holds no approval for c.Fingerprint, it also
+	// records c as the call of run waiting for approval, exactly as the
+	// ledger's Approvals store's Gate does, and returns gated true. When
+	// it claims the key, or finds it running, succeeded or uncertain, it
+	// gates nothing.
+	BeginApprovedOrGate(ctx context.Context, key, tool, run string, c GatedCall) (rec WriteRecord, claimed, gated bool, err error)
+}
+
+// RecordingWriteLedger is a [WriteLedger] that keeps its records in the
+// same database as an evidence ledger, so that it can store a write's
+// final record and the evidence of its execution in one operation: one
+// round trip where Finish and evidence.Ledger.Append take two. The write
+// gate uses it when RecordsTo reports the gate's own evidence ledger: the
+// evidence guard inside the gate then hands the record of the execution to
+// the gate instead of appending it, and the gate stores both together.
+type RecordingWriteLedger interface {
+	WriteLedger
+	// RecordsTo reports whether FinishRecorded appends to l: l is this
+	// ledger's own database's evidence ledger, or an evidence.Cache over
+	// it (an identity check, never a guess).
+	RecordsTo(l evidence.Ledger) bool
+	// FinishRecorded stores rec as Finish does and, in the same operation
+	// and only when rec is stored, appends r to the evidence of run as
+	// evidence.Ledger.Append does. When rec is fenced ([ErrFenced]) or the
+	// operation fails, neither is stored.
+	FinishRecorded(ctx context.Context, rec WriteRecord, run string, r evidence.Record) error
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 
 	"github.com/reactguard/reactguard/errcode"
@@ -112,6 +113,16 @@ type WriteGateOptions struct {
 // error from next, or a panic, records the write as uncertain; the error is
 // returned and the panic goes on.
 //
+// The claim's fencing token ([WriteRecord].Token) is set on the call
+// passed down (invoker.Call.FencingToken, which the default invoker hands
+// to the tool as tool.Request.FencingToken), and every record the gate
+// stores for the claim names it, so that a holder whose claim was taken
+// over records nothing: [WriteLedger.Finish] answers [ErrFenced], which the
+// gate returns as an error. With a [LeasedWriteLedger] the write runs
+// under the context of [LeasedWriteLedger.Hold]: a holder that loses its
+// lease cancels its in-flight write, records it uncertain, and returns an
+// error naming the lost lease (see docs/architecture.md, "Failover").
+//
 // Arguments of a write that are not JSON are REJECTED ARG_JSON_INVALID
 // here, so that no write runs ungated. Store errors are returned as Go
 // errors with the zero observation; ledger updates after the execution use
@@ -138,6 +149,10 @@ func WriteGate(opts WriteGateOptions) invoker.Interceptor {
 	}
 	if al, ok := g.ledger.(ApprovingWriteLedger); ok && al.ConsumesFrom(g.approvals) {
 		g.approving = al
+		g.gating, _ = al.(GatingWriteLedger)
+	}
+	if rl, ok := g.ledger.(RecordingWriteLedger); ok && g.evidence != nil && rl.RecordsTo(g.evidence) {
+		g.recording = rl
 	}
 	return g.intercept
 }
@@ -146,6 +161,8 @@ type writeGate struct {
 	approvals Approvals
 	ledger    WriteLedger
 	approving ApprovingWriteLedger // ledger, when it consumes the approvals of approvals; else nil
+	gating    GatingWriteLedger    // approving, when it also gates; else nil
+	recording RecordingWriteLedger // ledger, when it appends to evidence; else nil
 	cat       *prompt.Catalog
 	require   func(invoker.Call) bool
 	uncertain UncertainFunc
@@ -202,20 +219,29 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	// approval of a write that needs one together (one operation).
 	together := g.approving != nil && (g.require == nil || g.require(call))
 	claimed := false
+	var claim WriteRecord
 	for range maxClaims {
 		var rec WriteRecord
 		var ok bool
 		var err error
-		if together {
+		switch {
+		case together && g.gating != nil:
+			var gated bool
+			gc := GatedCall{CallID: call.ID, Tool: call.Name, Args: call.Args, Fingerprint: fp, Round: call.Round}
+			rec, ok, gated, err = g.gating.BeginApprovedOrGate(ctx, key, call.Name, call.Run, gc)
+			if err == nil && !ok && gated {
+				return g.approvalRequired(call), nil
+			}
+		case together:
 			rec, ok, err = g.approving.BeginApproved(ctx, key, call.Name, call.Run, fp)
-		} else {
+		default:
 			rec, ok, err = g.ledger.Begin(ctx, key, call.Name)
 		}
 		if err != nil {
 			return observation.Observation{}, fmt.Errorf("guard: write gate: claim %q: %w", key, err)
 		}
 		if ok {
-			claimed = true
+			claimed, claim = true, rec
 			break
 		}
 		switch rec.State {
@@ -224,7 +250,7 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 		case WriteRunning:
 			return g.inFlight(call), nil
 		case WriteUncertain:
-			obs, again, err := g.verify(ctx, call, t, key)
+			obs, again, err := g.verify(ctx, call, t, rec)
 			if err != nil || !again {
 				return obs, err
 			}
@@ -241,8 +267,9 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 	if !claimed {
 		return g.inFlight(call), nil
 	}
+	call.FencingToken = claim.Token
 	if together { // the approval was consumed with the claim
-		return g.execute(ctx, call, key, true, next)
+		return g.execute(ctx, call, claim, true, next)
 	}
 
 	approved := false
@@ -250,17 +277,17 @@ func (g *writeGate) intercept(ctx context.Context, call invoker.Call, next invok
 		ok, err := g.approvals.Consume(ctx, call.Run, fp)
 		if err != nil {
 			return observation.Observation{}, errors.Join(
-				fmt.Errorf("guard: write gate: consume approval: %w", err), g.release(ctx, call, key))
+				fmt.Errorf("guard: write gate: consume approval: %w", err), g.release(ctx, call, claim))
 		}
 		if !ok {
-			if err := g.release(ctx, call, key); err != nil {
+			if err := g.release(ctx, call, claim); err != nil {
 				return observation.Observation{}, err
 			}
 			return g.gate(ctx, call, fp)
 		}
 		approved = true
 	}
-	return g.execute(ctx, call, key, approved, next)
+	return g.execute(ctx, call, claim, approved, next)
 }
 
 // gate records call as waiting for approval and answers APPROVAL_REQUIRED.
@@ -269,9 +296,14 @@ func (g *writeGate) gate(ctx context.Context, call invoker.Call, fp string) (obs
 	if err := g.approvals.Gate(ctx, call.Run, gc); err != nil {
 		return observation.Observation{}, fmt.Errorf("guard: write gate: gate call: %w", err)
 	}
+	return g.approvalRequired(call), nil
+}
+
+// approvalRequired is the answer to a call that waits for approval.
+func (g *writeGate) approvalRequired(call invoker.Call) observation.Observation {
 	return observation.Deferred(errcode.ApprovalRequired,
 		g.cat.Reason(errcode.ApprovalRequired, "tool", call.Name),
-		g.cat.Text(prompt.NextApproval, "tool", call.Name)), nil
+		g.cat.Text(prompt.NextApproval, "tool", call.Name))
 }
 
 // uncertainKey is the context key under which the write gate hands its
@@ -287,25 +319,50 @@ func uncertainOf(ctx context.Context) UncertainFunc {
 	return UncertainWrite
 }
 
-// execute runs the claimed write and records its outcome.
-func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, approved bool, next invoker.Handler) (obs observation.Observation, err error) {
+// execute runs the write claimed by claim and records its outcome. With a
+// LeasedWriteLedger the write runs under the claim's lease: it is
+// cancelled when the lease is lost.
+func (g *writeGate) execute(ctx context.Context, call invoker.Call, claim WriteRecord, approved bool, next invoker.Handler) (obs observation.Observation, err error) {
 	settle := context.WithoutCancel(ctx)
-	ctx = context.WithValue(ctx, uncertainKey{}, g.uncertain)
+	key := claim.Key
+	run := ctx
+	if lw, ok := g.ledger.(LeasedWriteLedger); ok {
+		var stop context.CancelFunc
+		run, stop = lw.Hold(ctx, claim)
+		defer stop()
+	}
+	run = context.WithValue(run, uncertainKey{}, g.uncertain)
+	var sink *evidenceSink
+	if g.recording != nil {
+		// The evidence guard inside hands its record here, to be stored
+		// with the write's record in one operation.
+		sink = &evidenceSink{ledger: g.evidence, run: call.Run}
+		run = context.WithValue(run, sinkKey{}, sink)
+	}
 	done := false
 	defer func() {
 		if !done { // next panicked: nobody knows whether the write applied
-			_ = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain})
+			_ = g.flush(settle, sink)
+			_ = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain, Token: claim.Token})
 		}
 	}()
-	obs, err = next(ctx, call)
+	obs, err = next(run, call)
 	done = true
 	if err != nil {
-		if ferr := g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain}); ferr != nil {
+		if ctx.Err() == nil && run.Err() != nil {
+			// The lease ended, not the caller's context: say so.
+			err = fmt.Errorf("guard: write gate: %q stopped: %w", key, context.Cause(run))
+		}
+		ferr := g.flush(settle, sink)
+		if ferr == nil {
+			ferr = g.ledger.Finish(settle, WriteRecord{Key: key, Tool: call.Name, State: WriteUncertain, Token: claim.Token})
+		}
+		if ferr != nil {
 			return observation.Observation{}, errors.Join(err, fmt.Errorf("guard: write gate: recording the write as uncertain: %w", ferr))
 		}
 		return observation.Observation{}, err
 	}
-	rec := WriteRecord{Key: key, Tool: call.Name}
+	rec := WriteRecord{Key: key, Tool: call.Name, Token: claim.Token}
 	switch obs.Outcome() {
 	case outcome.Success:
 		rec.State = WriteSucceeded
@@ -323,19 +380,83 @@ func (g *writeGate) execute(ctx context.Context, call invoker.Call, key string, 
 	default: // a zero observation: the handler broke its contract
 		rec.State = WriteUncertain
 	}
-	if err := g.ledger.Finish(settle, rec); err != nil {
+	if err := g.finish(settle, rec, sink); err != nil {
 		return observation.Observation{}, fmt.Errorf("guard: write gate: record %q: %w", key, err)
 	}
 	return obs, nil
 }
 
-// verify asks the tool whether an uncertain write applied. It returns the
-// observation to answer with, or again=true when the write verified as not
-// applied and its claim was released.
-func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool, key string) (observation.Observation, bool, error) {
+// finish stores rec, with the evidence record the sink holds when it holds
+// one (one operation of the RecordingWriteLedger).
+func (g *writeGate) finish(ctx context.Context, rec WriteRecord, sink *evidenceSink) error {
+	if sink == nil || !sink.held {
+		return g.ledger.Finish(ctx, rec)
+	}
+	if err := g.recording.FinishRecorded(ctx, rec, sink.run, sink.rec); err != nil {
+		return err
+	}
+	sink.held = false
+	if c, ok := g.evidence.(*evidence.Cache); ok {
+		return c.Appended(ctx, sink.run, sink.rec)
+	}
+	return nil
+}
+
+// flush appends the evidence record the sink holds, if any, on its own.
+func (g *writeGate) flush(ctx context.Context, sink *evidenceSink) error {
+	if sink == nil || !sink.held {
+		return nil
+	}
+	if err := g.evidence.Append(ctx, sink.run, sink.rec); err != nil {
+		return fmt.Errorf("guard: evidence: record call %q attempt %d: %w", sink.rec.CallID, sink.rec.Attempt, err)
+	}
+	sink.held = false
+	return nil
+}
+
+// evidenceSink receives, from the evidence guard inside a write gate whose
+// ledger is a RecordingWriteLedger, the record of the write's execution,
+// which the gate stores together with the write's record.
+type evidenceSink struct {
+	ledger evidence.Ledger // the evidence guard's ledger must be this one
+	run    string
+	held   bool
+	rec    evidence.Record
+}
+
+// sinkKey is the context key of the evidenceSink.
+type sinkKey struct{}
+
+// sinkFor returns the sink of ctx that takes the records a guard writing
+// to l would append for run, or nil.
+func sinkFor(ctx context.Context, l evidence.Ledger, run string) *evidenceSink {
+	s, ok := ctx.Value(sinkKey{}).(*evidenceSink)
+	if !ok || s.run != run || !sameLedger(s.ledger, l) {
+		return nil
+	}
+	return s
+}
+
+// sameLedger reports whether a and b are the same ledger value, without
+// comparing values whose type is not comparable.
+func sameLedger(a, b evidence.Ledger) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ta := reflect.TypeOf(a)
+	return ta == reflect.TypeOf(b) && ta.Comparable() && a == b
+}
+
+// verify asks the tool whether the uncertain write rec applied. It returns
+// the observation to answer with, or again=true when the write verified as
+// not applied and its claim was released. What it records closes rec's
+// claim (its Token): if another process claimed the key meanwhile, nothing
+// is recorded and the error wraps ErrFenced.
+func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool, rec WriteRecord) (observation.Observation, bool, error) {
 	if t.Verify == nil {
 		return g.pendingVerify(call), false, nil
 	}
+	key := rec.Key
 	status, result, err := safeVerify(ctx, t.Verify, key)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -346,13 +467,13 @@ func (g *writeGate) verify(ctx context.Context, call invoker.Call, t *tool.Tool,
 	switch status {
 	case tool.WriteApplied:
 		raw := encodePayload(result)
-		if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteSucceeded, Result: raw}); err != nil {
+		if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteSucceeded, Result: raw, Token: rec.Token}); err != nil {
 			return observation.Observation{}, false, fmt.Errorf("guard: write gate: record verified %q: %w", key, err)
 		}
 		obs, err := g.reused(ctx, call, raw)
 		return obs, false, err
 	case tool.WriteNotApplied:
-		if err := g.release(ctx, call, key); err != nil {
+		if err := g.release(ctx, call, rec); err != nil {
 			return observation.Observation{}, false, err
 		}
 		return observation.Observation{}, true, nil
@@ -372,10 +493,10 @@ func safeVerify(ctx context.Context, v tool.VerifyFunc, key string) (st tool.Wri
 	return v(ctx, key)
 }
 
-// release gives up a claim that did not execute.
-func (g *writeGate) release(ctx context.Context, call invoker.Call, key string) error {
-	if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: key, Tool: call.Name, State: WriteNone}); err != nil {
-		return fmt.Errorf("guard: write gate: release %q: %w", key, err)
+// release gives up the claim of rec, which did not execute.
+func (g *writeGate) release(ctx context.Context, call invoker.Call, rec WriteRecord) error {
+	if err := g.ledger.Finish(context.WithoutCancel(ctx), WriteRecord{Key: rec.Key, Tool: call.Name, State: WriteNone, Token: rec.Token}); err != nil {
+		return fmt.Errorf("guard: write gate: release %q: %w", rec.Key, err)
 	}
 	return nil
 }

@@ -31,8 +31,12 @@
 // Every page works without JavaScript: a decision is a form post followed
 // by a redirect to the run's page. The small script the pages load shows
 // times in the viewer's time zone, sends a form once, updates an open list
-// by itself and tells an open page when someone else decided it; it learns
-// of changes by polling the JSON API every Options.Poll.
+// by itself and tells an open page when someone else decided it. It
+// learns of changes from the inbox's Server-Sent Events (GET
+// /api/events/…), which send what a page shows each time it changed: at
+// once when a [Live] observes the loop, and at the latest every
+// Options.Poll (runs stopped by another process). A browser without
+// EventSource polls the JSON API every Options.Poll instead.
 //
 // # What a decision is bound to
 //

@@ -99,9 +99,10 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	if kind != "" {
 		q.Set("kind", kind)
 	}
-	lv.API = "api/pending"
+	lv.API, lv.Events = "api/pending", "api/events/pending"
 	if len(q) > 0 {
 		lv.API += "?" + q.Encode()
+		lv.Events += "?" + q.Encode()
 	}
 	if page.Next != "" {
 		q.Set("cursor", page.Next)
@@ -203,7 +204,8 @@ func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) runViewOf(id Identity, run string, p *react.Pending, hist []runstore.Decision) *runView {
-	v := &runView{ID: run, History: decisionViews(hist, id.Decider), API: "../api/runs/" + url.PathEscape(run)}
+	v := &runView{ID: run, History: decisionViews(hist, id.Decider), API: "../api/runs/" + url.PathEscape(run),
+		Events: "../api/events/runs/" + url.PathEscape(run)}
 	if p == nil {
 		return v
 	}

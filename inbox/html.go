@@ -44,6 +44,7 @@ type listView struct {
 	Next    string // the next page's query; "" on the last page
 	First   string // the first page's address, on later pages
 	API     string // what an open list polls
+	Events  string // what an open list follows (Server-Sent Events)
 	Version string
 }
 

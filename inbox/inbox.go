@@ -76,10 +76,16 @@ type Options struct {
 	// PageSize is how many runs a page of the list shows; 0 means 20, and
 	// it is capped at [runstore.MaxLimit].
 	PageSize int
-	// Poll is how often an open page asks whether what it shows changed
-	// (with JavaScript; without it the person reloads); 0 means 5 seconds
-	// and a negative value turns it off.
+	// Poll is how often an open page's live updates reread what it shows
+	// (with JavaScript; without it the person reloads): on the server for
+	// a page that follows the inbox's Server-Sent Events, in the browser
+	// for one that polls the JSON API. 0 means 5 seconds and a negative
+	// value turns live updates off.
 	Poll time.Duration
+	// Live, when set and observing the loop (see [Live]), updates open
+	// pages as soon as a run of this process stops or ends, instead of at
+	// the next Poll. Nil means updates every Poll only.
+	Live *Live
 	// MaxText bounds, in bytes, a decline's reason and a follow-up's
 	// answer; 0 means 4,096.
 	MaxText int
@@ -129,6 +135,7 @@ type Handler struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	root     http.Handler
+	live     *Live // wakes the live-update streams
 }
 
 // New returns the inbox over opts.Loop. Mount it under a path that ends in
@@ -144,6 +151,8 @@ type Handler struct {
 //	GET  /api/pending     the list as JSON (?kind=approval|follow_up, ?cursor=)
 //	GET  /api/runs/{id}   one run as JSON, with its history
 //	POST /api/runs/{id}   a decision as JSON: {"decision","ticket","text","form"}
+//	GET  /api/events/pending   the list's version as Server-Sent Events, each time it changes
+//	GET  /api/events/runs/{id} one run as Server-Sent Events, each time it changes
 //	GET  /static/…        the stylesheet and the optional script
 //
 // Every decision carries the ticket of what the person was shown and an
@@ -169,6 +178,10 @@ func New(opts Options) (*Handler, error) {
 		loop: opts.Loop, auth: opts.Authenticate, signIn: opts.SignInURL,
 		forms:    formKey{key: append([]byte(nil), key...), maxAge: opts.FormMaxAge, now: opts.Now},
 		pageSize: opts.PageSize, poll: opts.Poll, maxText: opts.MaxText, title: opts.Title, log: opts.Logger,
+		live: opts.Live,
+	}
+	if h.live == nil {
+		h.live = NewLive()
 	}
 	if h.forms.maxAge <= 0 {
 		h.forms.maxAge = DefaultFormMaxAge
@@ -204,6 +217,8 @@ func New(opts Options) (*Handler, error) {
 	mux.HandleFunc("GET /api/pending", h.apiList)
 	mux.HandleFunc("GET /api/runs/{id...}", h.apiRun)
 	mux.HandleFunc("POST /api/runs/{id...}", h.apiDecide)
+	mux.HandleFunc("GET /api/events/pending", h.listEvents)
+	mux.HandleFunc("GET /api/events/runs/{id...}", h.runEvents)
 	mux.HandleFunc("GET /static/{file}", h.static)
 	mux.HandleFunc("/", h.notFound)
 	h.mux = mux

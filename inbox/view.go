@@ -205,6 +205,7 @@ func approvable(p react.Pending) bool {
 type runView struct {
 	ID       string
 	API      string // what an open page polls
+	Events   string // what an open page follows (Server-Sent Events)
 	Node     string
 	Owner    string
 	Waiting  bool   // the run waits for a decision of the person

@@ -156,6 +156,7 @@ func (inv *defaultInvoker) invoke(ctx context.Context, call Call) (observation.O
 		Args:           call.Args,
 		Attempt:        max(call.Attempt, 1),
 		IdempotencyKey: call.IdempotencyKey,
+		FencingToken:   call.FencingToken,
 	}
 	result, p, err := run(runCtx, t.Func, req)
 	if p != nil {

@@ -425,10 +425,10 @@ func TestRequestFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := invoker.Call{ID: "c9", Name: "w", Args: json.RawMessage(`{"a":1}`), Tool: tl, Run: "run1", Attempt: tc.attempt, IdempotencyKey: "run1/w/abc"}
+			c := invoker.Call{ID: "c9", Name: "w", Args: json.RawMessage(`{"a":1}`), Tool: tl, Run: "run1", Attempt: tc.attempt, IdempotencyKey: "run1/w/abc", FencingToken: 7}
 			_, err := inv(context.Background(), c)
 			require.NoError(t, err)
-			want := tool.Request{Run: "run1", CallID: "c9", Args: json.RawMessage(`{"a":1}`), Attempt: tc.want, IdempotencyKey: "run1/w/abc"}
+			want := tool.Request{Run: "run1", CallID: "c9", Args: json.RawMessage(`{"a":1}`), Attempt: tc.want, IdempotencyKey: "run1/w/abc", FencingToken: 7}
 			assert.Equalf(t, want, got, "Request for Attempt=%d = %+v; want %+v (%s)", tc.attempt, got, want, tc.reason)
 		})
 	}

@@ -32,6 +32,10 @@ type Call struct {
 	// IdempotencyKey identifies the call for the write ledger and the
 	// backend; the write gate assigns it when empty.
 	IdempotencyKey string
+	// FencingToken is the token of the write ledger's claim the call
+	// executes under (tool.Request.FencingToken); the write gate sets it on
+	// the call it passes down, zero elsewhere.
+	FencingToken uint64
 	// Fingerprint is the call's fingerprint, fingerprint.Of(Name, Args)
 	// (package github.com/reactguard/reactguard/fingerprint), or empty when
 	// nobody computed it yet. The guards that need it (fingerprint, write

@@ -119,6 +119,7 @@ func (k decisionKind) audited() runstore.DecisionKind {
 		return runstore.Declined
 	case decideAnswer:
 		return runstore.Answered
+	case decideContinue: // not a person's decision on anything shown
 	}
 	return 0
 }
@@ -204,7 +205,7 @@ func (k sealKey) ticketMAC(st *snapState) []byte {
 	}
 	h := hmac.New(sha256.New, k.key)
 	for _, f := range [...]string{"reactguard ticket", st.Run, st.ID, s.Kind.String(), s.CallID, callID, fp, st.Owner.Tenant, st.Owner.User} {
-		fmt.Fprintf(h, "%d:%s\x00", len(f), f) // length-prefixed: no two field lists share an encoding
+		_, _ = fmt.Fprintf(h, "%d:%s\x00", len(f), f) // length-prefixed: no two field lists share an encoding
 	}
 	return h.Sum(nil)[:16]
 }

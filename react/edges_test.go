@@ -290,7 +290,7 @@ func TestReusedWriteCountsAsRepeat(t *testing.T) {
 	assert.Equal(t, react.FailedNoProgress, res.Failure.Kind, "stopped by the stalls of the repeats, not the round limit")
 	assert.Less(t, res.Rounds, 18)
 	assert.Equal(t, 1, create.executions())
-	assert.Equal(t, react.ExecReused, res.Calls[1].Layers.Execution)
+	assert.Equal(t, react.ExecReused, res.Calls[1].Execution)
 	assert.Equal(t, errcode.FingerprintTrip, res.Calls[2].Code)
 }
 

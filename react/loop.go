@@ -479,7 +479,13 @@ var ErrDecision = errors.New("react: decision does not fit the snapshot")
 // returns, whatever the result (finished, failed, suspended again,
 // interrupted), with a context that is not cancelled with ctx; a settled
 // snapshot is never resumed again, and an error settling it is joined into
-// the returned error (the result is intact). Resuming needs the stores the
+// the returned error (the result is intact). With claims that hold under
+// a lease ([runstore.LeasedClaims]: stores/postgres) the resume runs under
+// the claim's lease and stops when it is lost; if another process took the
+// claim over meanwhile, nothing this resume did counts and it returns an
+// error wrapping [runstore.ErrLeaseLost] with the snapshot it resumed and
+// that snapshot's status (resuming it again answers [ErrAlreadyResumed]
+// while the other resume holds it). Resuming needs the stores the
 // run used (approvals, write ledger; the evidence of an in-process ledger
 // travels in the snapshot).
 func (l *Loop) Resume(ctx context.Context, snapshot []byte, d Decision, opts ...RunOption) (Result, error) {
@@ -525,12 +531,35 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 		return Result{}, err
 	}
 	l.retryPending(ctx)
-	claimed, err := l.claims.Claim(ctx, s.Run, s.ID)
+	var rec *runstore.Decision // a person's decision, as the audit records it
+	if s.Status == Suspended {
+		rec = l.decisionRecord(s, d)
+	}
+	claimed, applied, err := l.claim(ctx, s, d, rec)
+	var refused error // the decision, refused in the claim's operation: nothing was claimed
+	switch {
+	case errors.Is(err, guard.ErrNotPending):
+		refused, claimed, err = err, true, nil
+	case errors.Is(err, runstore.ErrDecidedOtherwise):
+		// Another kind of decision was recorded on this suspension first:
+		// nothing was claimed or applied.
+		return Result{}, l.alreadyResumed(ctx, s.Run, s.ID)
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("react: resume claim: %w", err)
 	}
 	if !claimed {
 		return Result{}, l.alreadyResumed(ctx, s.Run, s.ID)
+	}
+	var caller, lease context.Context // with a leased claim: ctx as given, and under the lease
+	if h, ok := l.claims.(runstore.LeasedClaims); ok && refused == nil {
+		// The resume runs under the claim's lease: it stops when the lease
+		// is lost, before another process may take the claim over.
+		var release context.CancelFunc
+		caller = ctx
+		ctx, release = h.Hold(ctx, s.Run, s.ID)
+		lease = ctx
+		defer release()
 	}
 	if l.cache != nil {
 		// This resume drives the run now: whatever an earlier driver (in
@@ -550,7 +579,7 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 		// again (the stores answer it without a second grant).
 		if held {
 			if p := recover(); p != nil {
-				l.release(context.WithoutCancel(ctx), s.Run, s.ID)
+				_ = l.release(context.WithoutCancel(ctx), s.Run, s.ID) // a failure is remembered and retried
 				panic(p)
 			}
 		}
@@ -559,7 +588,9 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 	// gives the claim back and returns the same snapshot.
 	unchanged := func(err error) (Result, error) {
 		held = false
-		if rerr := l.release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
+		if refused != nil {
+			// Nothing was claimed: nothing to release.
+		} else if rerr := l.release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("react: release resume claim: %w", rerr))
 		}
 		res := r.result()
@@ -569,17 +600,22 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 		}
 		return res, err
 	}
-	if err := ctx.Err(); err != nil { // cancelled, or the stream's host stopped reading
+	if refused != nil {
+		return unchanged(fmt.Errorf("react: approvals: %w", refused))
+	}
+	if err := ctx.Err(); err != nil && !applied { // cancelled, or the stream's host stopped reading
 		return unchanged(err)
 	}
 	if err := l.importEvidence(ctx, s); err != nil {
 		return unchanged(err)
 	}
 	if s.Status == Suspended {
-		if err := l.recordDecision(ctx, s, d); err != nil {
-			return unchanged(err)
+		if !applied { // a ClaimDecider recorded it with the claim
+			if err := l.recordDecision(ctx, rec); err != nil {
+				return unchanged(err)
+			}
 		}
-		if err := r.decide(ctx, d); err != nil {
+		if err := r.decide(ctx, d, applied); err != nil {
 			return unchanged(err)
 		}
 	}
@@ -590,8 +626,20 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 	// take it over), never settled with the run's latest state lost.
 	res, err = r.loop(ctx)
 	held = false
+	if err != nil && lease != nil && lease.Err() != nil && caller.Err() == nil {
+		err = fmt.Errorf("%w: %w", context.Cause(lease), err) // stopped by the lease, not the caller
+	}
 	if serr := l.claims.Settle(context.WithoutCancel(ctx), s.Run, s.ID); serr != nil {
 		err = errors.Join(err, fmt.Errorf("react: settle resume claim: %w", serr))
+		if errors.Is(serr, runstore.ErrLeaseLost) {
+			// The claim was taken over after this resume lost its lease:
+			// what it did since is not the run's (its records were
+			// refused), so it answers with the snapshot it resumed.
+			if again, rerr := l.restore(s); rerr == nil {
+				res = again.result()
+			}
+			res.Status, res.Snapshot = s.Status, append([]byte(nil), snapshot...)
+		}
 	}
 	return res, err
 }
@@ -644,17 +692,29 @@ func (l *Loop) alreadyResumed(ctx context.Context, run, id string) error {
 	return fmt.Errorf("%w: snapshot %s of run %s", ErrAlreadyResumed, id, run)
 }
 
-// recordDecision records a person's decision on the suspension s waits for
-// before it is applied; a different decision recorded before wins.
-func (l *Loop) recordDecision(ctx context.Context, s *snapState, d Decision) error {
-	rec := runstore.Decision{
+// decisionRecord is the audit record of a person's decision d on the
+// suspension s waits for; nil for Continue.
+func (l *Loop) decisionRecord(s *snapState, d Decision) *runstore.Decision {
+	if d.kind.audited() == 0 || s.Suspension == nil {
+		return nil
+	}
+	rec := &runstore.Decision{
 		Run: s.Run, Suspension: s.ID, Kind: d.kind.audited(), CallID: s.Suspension.CallID,
 		Owner: s.Owner, By: d.by, At: l.now(), Reason: validText(strings.TrimSpace(d.text)),
 	}
 	if p := s.Suspension.Approval; p != nil {
 		rec.CallID, rec.Tool, rec.Fingerprint = p.CallID, p.Tool, p.Fingerprint
 	}
-	kept, appended, err := l.audit.Record(ctx, rec)
+	return rec
+}
+
+// recordDecision records a person's decision before it is applied; a
+// different decision recorded before wins.
+func (l *Loop) recordDecision(ctx context.Context, rec *runstore.Decision) error {
+	if rec == nil {
+		return nil
+	}
+	kept, appended, err := l.audit.Record(ctx, *rec)
 	if err != nil {
 		return fmt.Errorf("react: audit: %w", err)
 	}

@@ -824,21 +824,23 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // wave: the call's tool message is the decision, a SUCCESS (§6: it
 // advances); the calls after it in the wave are skipped, as after any
 // control tool that exits the node.
-func (r *run) decide(ctx context.Context, d Decision) error {
+// applied says the approvals store already applied an approval or a
+// refusal, with the snapshot's claim (ClaimDecider).
+func (r *run) decide(ctx context.Context, d Decision, applied bool) error {
 	s := r.susp
 	if s.Kind == SuspendApproval && s.Approval != nil && s.CallID == s.Approval.CallID {
-		return r.decideHost(ctx, d)
+		return r.decideHost(ctx, d, applied)
 	}
 	var msg string
 	switch {
 	case s.Kind == SuspendApproval && d.kind == decideApprove:
-		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.CallID, s.Approval.Fingerprint); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.approve(ctx, applied); err != nil {
+			return err
 		}
 		msg = r.cat.Text(prompt.ResultApprovalGranted, "tool", s.Approval.Tool)
 	case s.Kind == SuspendApproval && d.kind == decideDecline:
-		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.decline(ctx, applied); err != nil {
+			return err
 		}
 		msg = r.declined(s.Approval.Tool, d.text)
 	case s.Kind == SuspendFollowUp && d.kind == decideAnswer:
@@ -871,18 +873,18 @@ func (r *run) decide(ctx context.Context, d Decision) error {
 // write gate consumes the approval) and writes its own result; an
 // interruption there leaves it to run on Continue. Decline answers the
 // write call with RESULT_APPROVAL_DECLINED and skips the rest of the turn.
-func (r *run) decideHost(ctx context.Context, d Decision) error {
+func (r *run) decideHost(ctx context.Context, d Decision, applied bool) error {
 	s := r.susp
 	switch d.kind {
 	case decideApprove:
-		if err := r.l.approvals.Approve(ctx, r.id, s.Approval.CallID, s.Approval.Fingerprint); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.approve(ctx, applied); err != nil {
+			return err
 		}
 		r.susp, r.status = nil, 0
 		return nil
 	case decideDecline:
-		if err := r.l.approvals.Decline(ctx, r.id, s.Approval.CallID); err != nil {
-			return fmt.Errorf("react: approvals: %w", err)
+		if err := r.decline(ctx, applied); err != nil {
+			return err
 		}
 	default:
 		return fmt.Errorf("%w: the run waits for %s, not %s", ErrDecision, s.Kind, d)
@@ -896,6 +898,31 @@ func (r *run) decideHost(ctx context.Context, d Decision) error {
 	w.next++
 	r.resetStalls(ctx, c.ID)
 	r.skipRest(ctx, c.Name)
+	return nil
+}
+
+// approve approves the suspended call in the approvals store, unless the
+// claim already applied it.
+func (r *run) approve(ctx context.Context, applied bool) error {
+	if applied {
+		return nil
+	}
+	a := r.susp.Approval
+	if err := r.l.approvals.Approve(ctx, r.id, a.CallID, a.Fingerprint); err != nil {
+		return fmt.Errorf("react: approvals: %w", err)
+	}
+	return nil
+}
+
+// decline declines the suspended call in the approvals store, unless the
+// claim already applied it.
+func (r *run) decline(ctx context.Context, applied bool) error {
+	if applied {
+		return nil
+	}
+	if err := r.l.approvals.Decline(ctx, r.id, r.susp.Approval.CallID); err != nil {
+		return fmt.Errorf("react: approvals: %w", err)
+	}
 	return nil
 }
 

@@ -94,6 +94,12 @@ type Decision struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// ErrDecidedOtherwise is wrapped by the error of a store that records a
+// decision together with other work (react's ClaimDecider) when the audit
+// already holds a decision of another kind on the same suspension: nothing
+// was recorded or done.
+var ErrDecidedOtherwise = errors.New("runstore: another decision was recorded on the suspension")
+
 // ErrInvalidDecision is wrapped by the error of [CheckDecision].
 var ErrInvalidDecision = errors.New("runstore: invalid decision")
 

@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -44,6 +45,33 @@ type Claims interface {
 	// idempotent; settling an id that is not claimed records it as settled
 	// all the same.
 	Settle(ctx context.Context, run, id string) error
+}
+
+// ErrLeaseLost is the cause of the contexts a lease-holding store
+// cancels, and is wrapped by the errors of its claims and records, when
+// the lease under which this process claimed is lost: the process could
+// not renew it in time, so another process may take its claims over once
+// the lease has expired in the database. The work done under the lost
+// lease must stop, and nothing it records counts (see [LeasedClaims] and
+// guard.LeasedWriteLedger).
+var ErrLeaseLost = errors.New("runstore: lease lost")
+
+// LeasedClaims is a [Claims] whose claims hold under a lease the claiming
+// process renews while it lives (stores/postgres): another process takes
+// an unsettled claim over only once the database sees the holder's lease
+// expired, and the holder, which counts its lease lost earlier on its own
+// clock, must stop before then. The loop (package react) runs a resume
+// under the context Hold returns, and a resume whose claim was taken over
+// records nothing: its Settle (and the store's save of the run, when its
+// Runs come from the same store) fails with an error wrapping
+// [ErrLeaseLost], and the loop returns the snapshot it resumed.
+type LeasedClaims interface {
+	Claims
+	// Hold returns a context derived from ctx that is cancelled, with a
+	// cause wrapping [ErrLeaseLost], once the lease under which this store
+	// claimed id of run is lost, and a function that releases it. A claim
+	// this store does not hold yields a context that is already cancelled.
+	Hold(ctx context.Context, run, id string) (context.Context, context.CancelFunc)
 }
 
 // MemoryClaims is the in-memory [Claims]. It is safe for concurrent use; its

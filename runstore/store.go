@@ -271,7 +271,7 @@ func (f Filter) binding() string {
 	if f.Owner != nil {
 		owner = "o\x00" + f.Owner.Tenant + "\x00" + f.Owner.User
 	}
-	fmt.Fprintf(h, "%d\x00%q\x00%q\x00%d\x00%d", f.Kind, f.Node, owner, unixMicro(f.StoppedBefore), unixMicro(f.StoppedAfter))
+	_, _ = fmt.Fprintf(h, "%d\x00%q\x00%q\x00%d\x00%d", f.Kind, f.Node, owner, unixMicro(f.StoppedBefore), unixMicro(f.StoppedAfter))
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:12])
 }
 

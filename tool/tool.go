@@ -66,6 +66,17 @@ type Request struct {
 	// verified write is applied at most once. Empty when the runtime assigned
 	// none.
 	IdempotencyKey string
+	// FencingToken is the token of the write ledger's claim under which
+	// this execution runs: every claim of a key gets a larger token than
+	// any earlier claim in the same ledger (stores/postgres and
+	// stores/sqlite draw them from one counter per database). A backend
+	// that remembers the largest token it accepted for a key (or for the
+	// resource the write changes) and refuses a request with a smaller one
+	// refuses a holder whose claim was taken over after it lost its lease
+	// (see docs/architecture.md, "Failover"): the request that such a
+	// holder sent before its context was cancelled and that arrives late.
+	// Zero when the write ledger issues no tokens, and for reads.
+	FencingToken uint64
 }
 
 // Func runs a tool. It returns the tool's payload or an error; see the

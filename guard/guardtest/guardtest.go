@@ -409,6 +409,77 @@ var ledgerCases = []ledgerCase{
 	{"KeysAreIsolated", keysAreIsolated},
 	{"FinishCopiesResult", finishCopiesResult},
 	{"BeginIsAtomic", beginIsAtomic},
+	{"ClaimTokensGrow", claimTokensGrow},
+	{"FinishOfAnEarlierClaimIsFenced", finishOfEarlierClaimIsFenced},
+}
+
+// tokens claims key and returns the token of the claim; it skips t when
+// the ledger issues no tokens (every claim has Token 0).
+func token(t *testing.T, l guard.WriteLedger, key string) uint64 {
+	t.Helper()
+	rec, ok, err := l.Begin(context.Background(), key, "w")
+	must(t, err)
+	if !ok {
+		t.Fatalf("Begin(%q) = %+v, false; want a claim", key, rec)
+	}
+	if rec.Token == 0 {
+		t.Skip("the ledger issues no fencing tokens")
+	}
+	return rec.Token
+}
+
+// Every claim gets a larger token than every earlier claim of the ledger,
+// of the same key (claimed again after a release or a failure) or another:
+// a backend that keeps the largest token refuses every earlier holder.
+func claimTokensGrow(t *testing.T, l guard.WriteLedger, key string) {
+	ctx := context.Background()
+	first := token(t, l, key)
+	other := token(t, l, key+"/other")
+	if other <= first {
+		t.Fatalf("token of a later claim of another key = %d; want more than %d", other, first)
+	}
+	for i, end := range []guard.WriteState{guard.WriteNone, guard.WriteFailed} {
+		must(t, l.Finish(ctx, guard.WriteRecord{Key: key, Tool: "w", State: end, Token: first}))
+		again := token(t, l, key)
+		if again <= first || again <= other {
+			t.Fatalf("claim #%d of the key after it was finished in state %d got token %d; want more than %d and %d", i+2, end, again, first, other)
+		}
+		first = again
+	}
+	rec, ok, err := l.Get(ctx, key)
+	must(t, err)
+	if !ok || rec.Token != first {
+		t.Fatalf("Get after the claim = token %d, %v; want the claim's token %d", rec.Token, ok, first)
+	}
+}
+
+// A record that names an earlier claim of the key (a holder whose claim
+// was released and taken again) stores nothing and wraps ErrFenced; the
+// current claim's record is stored, once.
+func finishOfEarlierClaimIsFenced(t *testing.T, l guard.WriteLedger, key string) {
+	ctx := context.Background()
+	old := token(t, l, key)
+	must(t, l.Finish(ctx, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteNone, Token: old}))
+	cur := token(t, l, key)
+	err := l.Finish(ctx, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteSucceeded, Result: json.RawMessage(`{"stale":true}`), Token: old})
+	if !errors.Is(err, guard.ErrFenced) {
+		t.Fatalf("Finish with the earlier claim's token %d (current %d) = %v; want ErrFenced", old, cur, err)
+	}
+	rec, _, err := l.Get(ctx, key)
+	must(t, err)
+	if rec.State != guard.WriteRunning || rec.Token != cur {
+		t.Fatalf("record after a fenced Finish = %+v; want the current claim running, untouched", rec)
+	}
+	must(t, l.Finish(ctx, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteSucceeded, Result: json.RawMessage(`{"id":1}`), Token: cur}))
+	err = l.Finish(ctx, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteFailed, Token: cur})
+	if !errors.Is(err, guard.ErrFenced) {
+		t.Fatalf("a second Finish of the same claim after it succeeded = %v; want ErrFenced (the record is closed)", err)
+	}
+	rec, _, err = l.Get(ctx, key)
+	must(t, err)
+	if rec.State != guard.WriteSucceeded || string(rec.Result) != `{"id":1}` {
+		t.Fatalf("record after the current claim's Finish = %+v; want it succeeded with its result", rec)
+	}
 }
 
 func getMissing(t *testing.T, l guard.WriteLedger, key string) {

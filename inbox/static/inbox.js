@@ -4,9 +4,9 @@
 // open list shows new requests by itself, and an open request says when
 // someone else decided it (and disables its buttons).
 //
-// Change is noticed by watch(), which polls a JSON address of the inbox.
-// A server-sent event stream can replace it later: watch() is the one
-// place that knows how change arrives.
+// Change is noticed by watch(), which follows the inbox's Server-Sent
+// Events (or, without EventSource, polls a JSON address of the inbox):
+// watch() is the one place that knows how change arrives.
 (function () {
   'use strict';
 
@@ -65,14 +65,17 @@
     });
   });
 
-  // watch calls onChange with each answer of the JSON address url, every
-  // poll milliseconds, until onChange returns false.
-  function watch(url, onChange) {
+  // watch calls onChange with what the page shows, each time it changed,
+  // until onChange returns false. It follows the server's event stream
+  // (events: Server-Sent Events, the answer as JSON) when the browser has
+  // EventSource, and polls the JSON address url every poll milliseconds
+  // otherwise, or once the stream could not be opened.
+  function watch(url, events, onChange) {
     var poll = +body.dataset.poll;
-    if (!(poll > 0) || !url || !window.fetch) return;
+    if (!(poll > 0) || !url) return;
     var stopped = false;
     function tick() {
-      if (stopped) return;
+      if (stopped || !window.fetch) return;
       fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' }, cache: 'no-store' })
         .then(function (r) { return r.ok || r.status === 404 ? r.json().then(function (j) { return { status: r.status, body: j }; }) : null; })
         .then(function (a) {
@@ -81,12 +84,29 @@
         .catch(function () { /* offline for a moment: try again at the next tick */ })
         .then(function () { if (!stopped) setTimeout(tick, poll); });
     }
+    if (events && window.EventSource) {
+      var es = new EventSource(events);
+      var opened = false;
+      es.onopen = function () { opened = true; };
+      var handle = function (e) {
+        var a = { status: 200, body: JSON.parse(e.data) };
+        if (onChange(a) === false) { stopped = true; es.close(); }
+      };
+      es.addEventListener('list', handle);
+      es.addEventListener('run', handle);
+      es.onerror = function () {
+        // A stream never opened (no route, a proxy that buffers): poll.
+        // One that opened reconnects by itself.
+        if (!opened && !stopped) { es.close(); setTimeout(tick, poll); }
+      };
+      return;
+    }
     setTimeout(tick, poll);
   }
 
   if (body.dataset.page === 'list') {
     var version = body.dataset.version;
-    watch(body.dataset.api, function (a) {
+    watch(body.dataset.api, body.dataset.events, function (a) {
       if (a.status !== 200 || a.body.version === version) return true;
       version = a.body.version;
       fetch(location.href, { credentials: 'same-origin', cache: 'no-store' })
@@ -109,7 +129,7 @@
   if (body.dataset.page === 'run' && body.dataset.waiting === 'true' && body.dataset.ticket) {
     var ticket = body.dataset.ticket;
     var stale = document.getElementById('stale');
-    watch(body.dataset.api, function (a) {
+    watch(body.dataset.api, body.dataset.events, function (a) {
       var p = a.body && a.body.pending;
       var text = null;
       if (a.status === 404 || !a.body.waiting) {

@@ -61,11 +61,13 @@ func Identity(who string) (inbox.Identity, bool) {
 
 // World is a loop, its stores and tools, and an inbox over them.
 type World struct {
-	T      testing.TB
-	Loop   *react.Loop
-	Runs   *runstore.Memory
-	Audit  *runstore.MemoryAudit
-	Inbox  *inbox.Handler
+	T     testing.TB
+	Loop  *react.Loop
+	Runs  *runstore.Memory
+	Audit *runstore.MemoryAudit
+	Inbox *inbox.Handler
+	// Live observes the loop and wakes the inbox's live updates.
+	Live   *inbox.Live
 	Server *httptest.Server // the inbox under /inbox/, /signin?as=tenant:user, /signout
 	// Model counts the agent's turns.
 	Model *reacttest.Model
@@ -100,8 +102,9 @@ func New(t testing.TB, o *Options) *World {
 	w := &World{T: t, Runs: runstore.NewMemory(), Audit: runstore.NewMemoryAudit(),
 		paid: map[string]int{}, keys: map[string]int{}, closed: map[string]int{}}
 	w.Model = reacttest.Func(agent)
+	w.Live = inbox.NewLive()
 	cfg := react.Config{
-		Model: w.Model, Tools: w.tools(), Observer: react.DiscardObserver, Logger: slog.New(slog.DiscardHandler),
+		Model: w.Model, Tools: w.tools(), Observer: w.Live, Logger: slog.New(slog.DiscardHandler),
 		Guards: &guard.Options{Ledger: evidence.NewMemory(), Approvals: guard.NewMemoryApprovals(), WriteLedger: guard.NewMemoryWriteLedger()},
 		Claims: runstore.NewMemoryClaims(), Runs: w.Runs, Audit: w.Audit,
 		SnapshotKeys: [][]byte{[]byte("inboxtest snapshot key: 32 bytes or more")},
@@ -122,7 +125,7 @@ func New(t testing.TB, o *Options) *World {
 		il = o.Wrap(l)
 	}
 	opts := inbox.Options{
-		Loop: il, Logger: slog.New(slog.DiscardHandler), SignInURL: "/signin",
+		Loop: il, Live: w.Live, Logger: slog.New(slog.DiscardHandler), SignInURL: "/signin",
 		Authenticate: func(r *http.Request) (inbox.Identity, error) {
 			who := r.Header.Get("X-Who")
 			if c, err := r.Cookie("who"); err == nil && who == "" {

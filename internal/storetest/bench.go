@@ -26,19 +26,25 @@ type siteInput struct {
 // tool get_site and a write tool update_site, and the two tools.
 func chain(tb testing.TB, s Stores) (invoker.Handler, *tool.Tool, *tool.Tool) {
 	tb.Helper()
-	read := tool.New("get_site", "Get a site.", func(_ context.Context, in siteInput) (map[string]string, error) {
-		return map[string]string{"id": in.ID, "name": "Spring Sale"}, nil
-	})
-	read.Effect = tool.Read
-	write := tool.New("update_site", "Update a site.", func(_ context.Context, in siteInput) (map[string]string, error) {
-		return map[string]string{"id": in.ID, "updated": "true"}, nil
-	})
-	write.Effect = tool.Write
+	read, write := siteTools()
 	if _, err := tool.NewCatalog(read, write); err != nil {
 		tb.Fatal(err)
 	}
 	opts := &guard.Options{Ledger: evidence.NewCache(s.Ledger), Approvals: s.Approvals, WriteLedger: s.WriteLedger}
 	return invoker.Chain(invoker.New(nil), guard.Default(opts)...), read, write
+}
+
+// siteTools returns the read tool get_site and the write tool update_site.
+func siteTools() (read, write *tool.Tool) {
+	read = tool.New("get_site", "Get a site.", func(_ context.Context, in siteInput) (map[string]string, error) {
+		return map[string]string{"id": in.ID, "name": "Spring Sale"}, nil
+	})
+	read.Effect = tool.Read
+	write = tool.New("update_site", "Update a site.", func(_ context.Context, in siteInput) (map[string]string, error) {
+		return map[string]string{"id": in.ID, "updated": "true"}, nil
+	})
+	write.Effect = tool.Write
+	return read, write
 }
 
 // guardedRead sends call i of the read tool through h.

@@ -491,6 +491,7 @@ type refusingApprovals struct {
 	refuse atomic.Int32
 }
 
+// Approve fails before the store while refusals are left.
 func (a *refusingApprovals) Approve(ctx context.Context, run, callID, fp string) error {
 	if a.refuse.Add(-1) >= 0 {
 		return errLost
@@ -529,6 +530,7 @@ func firstRecordedWins(t *testing.T, st Stores) {
 	}
 }
 
+// Approve applies the decision, then loses the reply while losses are left.
 func (a *lossyApprovals) Approve(ctx context.Context, run, callID, fp string) error {
 	if err := a.Approvals.Approve(ctx, run, callID, fp); err != nil {
 		return err
@@ -545,6 +547,7 @@ type failingClaims struct {
 	fail atomic.Int32
 }
 
+// Release fails while failures are left.
 func (c *failingClaims) Release(ctx context.Context, run, id string) error {
 	if c.fail.Add(-1) >= 0 {
 		return errLost
@@ -557,6 +560,7 @@ type failingRuns struct {
 	fail atomic.Int32
 }
 
+// Delete fails while failures are left.
 func (r *failingRuns) Delete(ctx context.Context, id string) error {
 	if r.fail.Add(-1) >= 0 {
 		return errLost

@@ -5,8 +5,14 @@
 // write runs exactly once across processes, that a resume killed with
 // SIGKILL loses no approval (the next process resumes the same run,
 // takes the dead resume's claim over, and finds the write uncertain and
-// verifies it, or runs it once with the approval left unused), and how
-// long guarded calls take when many runs share one database.
+// verifies it, or runs it once with the approval left unused), that a
+// process killed at any store call of a run, its resume or the approved
+// write leaves nothing lost, stuck or run twice ([CrashPoints], over
+// [Instrument]), that runs driven through a server's restarts by several
+// processes finish with every write once ([FailoverLoad]), that a holder
+// whose sessions are ended keeps its write ([TerminatedMidWrite]), that
+// retention keeps what a valid snapshot needs ([Retention]), and how long
+// guarded calls take beside the database's floor ([DurablePath], [Runs]).
 //
 // A store's TestMain calls [Main] first, so that the binary runs a child
 // role when the scenario asks for one:
@@ -66,6 +72,7 @@ const (
 	RoleApproveHang = "approve-hang" // approve (ResumeRun); the model says "approved" and blocks before the write
 	RoleRerun       = "rerun"        // run the node again under the same run id, calling create_site at once
 	RoleLoad        = "load"         // many runs at once: run, suspend, approve, finish
+	RoleResumeHold  = "resume-hold"  // approve (ResumeRun); create_site applies the write, says "applied" and waits for the run's release file, then returns
 )
 
 // Stores are the parts of one durable store a child wires into its loop.
@@ -164,16 +171,29 @@ func (b backend) verify(_ context.Context, key string) (tool.WriteStatus, any, e
 }
 
 // catalog returns create_site over b; block makes it block after applying
-// the write, once it said "applied" on out.
-func catalog(b backend, verify, block bool, out io.Writer) (*tool.Catalog, error) {
+// the write, once it said "applied" on out; hold makes it wait, after
+// saying so, until the file hold exists, and then return.
+func catalog(b backend, verify, block bool, hold string, out io.Writer) (*tool.Catalog, error) {
 	create := tool.New("create_site", "Create a website.", func(context.Context, createInput) (any, error) { return nil, nil })
 	create.Effect = tool.Write
 	create.Func = func(ctx context.Context, req tool.Request) (any, error) {
 		res, err := b.apply(req.IdempotencyKey)
-		if err != nil || !block {
+		if err != nil || (!block && hold == "") {
 			return res, err
 		}
 		_, _ = fmt.Fprintln(out, "applied")
+		if hold != "" {
+			for {
+				if _, err := os.Stat(hold); err == nil {
+					return res, nil
+				}
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}
 		<-ctx.Done() // the reply never comes: the process is killed here
 		return nil, ctx.Err()
 	}
@@ -257,8 +277,16 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		return err
 	}
 	defer stores.Close()
+	switch role {
+	case RoleCrash, RoleRecover, RoleFailover:
+		return crashChild(ctx, stores, role, out)
+	}
 	b := backend{path: filepath.Join(os.Getenv(EnvDir), "backend.log")}
-	tools, err := catalog(b, os.Getenv(EnvVerify) == "1", role == RoleResumeBlock, out)
+	var hold string
+	if role == RoleResumeHold {
+		hold = filepath.Join(os.Getenv(EnvDir), os.Getenv(EnvRun)+".release")
+	}
+	tools, err := catalog(b, os.Getenv(EnvVerify) == "1", role == RoleResumeBlock, hold, out)
 	if err != nil {
 		return err
 	}
@@ -314,7 +342,7 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 			return err
 		}
 		_, _ = fmt.Fprintln(out, "suspended")
-	case RoleResume, RoleResumeBlock, RoleApproveHang, RoleApprove, RoleAnswer:
+	case RoleResume, RoleResumeBlock, RoleResumeHold, RoleApproveHang, RoleApprove, RoleAnswer:
 		var res react.Result
 		var err error
 		switch role {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,6 +23,7 @@ var _ guard.Approvals = (*Approvals)(nil)
 // Gate implements [guard.Approvals.Gate]: it replaces the run's waiting
 // call and drops an earlier decision on the same call id.
 func (a *Approvals) Gate(ctx context.Context, run string, c guard.GatedCall) error {
+	a.s.gated.Delete(run)
 	_, err := a.s.pool.Exec(ctx, `
 WITH forget AS (DELETE FROM reactguard_decisions WHERE run = $1 AND call_id = $2)
 INSERT INTO reactguard_gated (run, call_id, tool, args, fingerprint, round, at)
@@ -32,11 +34,22 @@ ON CONFLICT (run) DO UPDATE SET call_id = EXCLUDED.call_id, tool = EXCLUDED.tool
 	if err != nil {
 		return schemaErr(ctx, "gate", err)
 	}
+	a.s.gated.Put(run, cloneGated(c))
 	return nil
 }
 
-// Gated implements [guard.Approvals.Gated].
+// Gated implements [guard.Approvals.Gated]. The first Gated of a run after
+// this Store gated a call of it (Gate, or the write ledger's
+// BeginApprovedOrGate) is answered with that call without a statement: the
+// loop asks right after the write gate deferred the write, while this
+// process drives the run and nobody else can change what it waits for.
+// Any decision, claim, save or delete of the run through this Store
+// forgets it.
 func (a *Approvals) Gated(ctx context.Context, run string) (guard.GatedCall, bool, error) {
+	if c, ok := a.s.gated.Get(run); ok {
+		a.s.gated.Delete(run)
+		return cloneGated(c), true, nil
+	}
 	var callID, tool, args, fp []byte
 	var c guard.GatedCall
 	err := a.s.pool.QueryRow(ctx, `SELECT call_id, tool, args, fingerprint, round FROM reactguard_gated WHERE run = $1`,
@@ -73,6 +86,7 @@ WITH taken AS (
 SELECT EXISTS (SELECT 1 FROM taken)`
 
 func (a *Approvals) decide(ctx context.Context, run, callID, fp string, approve bool) error {
+	a.s.gated.Delete(run)
 	var took bool
 	err := a.s.pool.QueryRow(ctx, decide, []byte(run), []byte(callID), []byte(fp), approve, a.s.ts()).Scan(&took)
 	if err != nil {
@@ -111,6 +125,7 @@ func (a *Approvals) Decline(ctx context.Context, run, callID string) error {
 // Consume implements [guard.Approvals.Consume] with one conditional
 // decrement.
 func (a *Approvals) Consume(ctx context.Context, run, fingerprint string) (bool, error) {
+	a.s.gated.Delete(run)
 	tag, err := a.s.pool.Exec(ctx, `UPDATE reactguard_grants SET n = n - 1, at = $3 WHERE run = $1 AND fingerprint = $2 AND n > 0`,
 		[]byte(run), []byte(fingerprint), a.s.ts())
 	if err != nil {
@@ -125,4 +140,40 @@ func nullBytes(b []byte) []byte {
 		return nil
 	}
 	return b
+}
+
+// maxGatedMemo bounds the calls a Store remembers having gated: past it,
+// it forgets them all (each is read from the database again).
+const maxGatedMemo = 4096
+
+// gatedMemo is, per run, the call this Store gated last and nobody read
+// since (see Approvals.Gated). It is safe for concurrent use.
+type gatedMemo struct {
+	mu sync.Mutex
+	m  map[string]guard.GatedCall
+}
+
+// Put remembers c as the call this Store gated in run.
+func (g *gatedMemo) Put(run string, c guard.GatedCall) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.m == nil || len(g.m) >= maxGatedMemo {
+		g.m = make(map[string]guard.GatedCall)
+	}
+	g.m[run] = c
+}
+
+// Get returns the call this Store gated in run, if it remembers one.
+func (g *gatedMemo) Get(run string) (guard.GatedCall, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c, ok := g.m[run]
+	return c, ok
+}
+
+// Delete forgets the call of run.
+func (g *gatedMemo) Delete(run string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.m, run)
 }

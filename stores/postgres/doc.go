@@ -10,7 +10,7 @@
 //	loop, err := react.New(react.Config{
 //		Model: model, Tools: tools,
 //		Guards: &guard.Options{Ledger: store.Evidence(), Approvals: store.Approvals(), WriteLedger: store.WriteLedger()},
-//		Claims: store.Claims(),
+//		Claims: store.Claims(), Runs: store.Runs(),
 //		SnapshotKeys: keys, SnapshotMaxAge: 7 * 24 * time.Hour,
 //	})
 //
@@ -26,54 +26,69 @@
 // database makes atomic: a write is claimed with INSERT … ON CONFLICT DO
 // UPDATE … WHERE (only from no record, released or failed); a resume claim
 // with INSERT … ON CONFLICT DO UPDATE … WHERE (only a free claim, or an
-// unsettled one whose owner died); an approval deletes the waiting
-// call, records the decision and grants the execution in one statement
-// whose row lock orders concurrent decisions; an approval is consumed by a
-// conditional decrement. Nothing is read and then written from Go.
+// unsettled one whose owner's lease has expired); an approval deletes the
+// waiting call, records the decision and grants the execution in one
+// statement whose row lock orders concurrent decisions; an approval is
+// consumed by a conditional decrement. Nothing is read and then written
+// from Go.
 //
-// # Writes of a process that died
+// # Leases and failover
 //
-// A running write names its owner: a random 63-bit key on which the
-// process's Store holds a session-level advisory lock, on a connection of
-// its own (the owner session), for as long as the Store is open. When
-// another process finds the write running, it tries that lock for the
-// length of one statement: held means the write is in flight (DEFERRED
-// WRITE_IN_FLIGHT, however long it runs); free means the owner's session
-// ended — the process died, even by SIGKILL, or closed the store — before
-// it recorded the result, so the write is stored and reported as
-// WriteUncertain, and the write gate verifies it (the tool's Verify) or
-// answers WRITE_PENDING_VERIFY before anything runs it again.
+// A Store holds a lease: a row of reactguard_leases, named by a random
+// 63-bit owner id, that the Store renews every third of Options.Lease
+// (DefaultLease, 15 s) on a connection of its own. Its running writes and
+// its unsettled resume claims name that owner. Another process takes such
+// a claim over — reads the write as WriteUncertain, so the write gate
+// verifies it (the tool's Verify) or answers WRITE_PENDING_VERIFY before
+// anything runs it again; gives the resume claim to the next resume of its
+// snapshot — only once the lease has expired by the database's clock:
+// the process died (even by SIGKILL), or has not reached the database for
+// a whole lease. Every claim statement checks, in the same statement, that
+// the claiming Store's own lease is live, and a takeover that the holder's
+// is not.
 //
-// A resume claim names its owner the same way. A claim that was taken and
-// never settled, whose owner's lock is free, belongs to a resume whose
-// process died after it applied the user's decision and before the run
-// stopped again: the next Claim of that snapshot takes it over (exactly
-// one, however many race), so the approval is not lost, while the claim of
-// a live process, and a settled claim, are never taken.
+// The holder counts its lease lost sooner, on its own clock: when two
+// thirds of the lease passed since it sent its last successful renewal. It
+// then cancels the contexts of the work held under it — the approved write
+// in flight ([WriteLedger.Hold]: the write gate runs the tool under it)
+// and the resume ([Claims.Hold]: the loop runs the resume under it) — with
+// a cause wrapping runstore.ErrLeaseLost, and starts a new lease for its
+// next claims. The last third of the lease is the time a cancelled call
+// has to stop before anyone may take its claim over.
 //
-// The server ends a session when its client's connection closes, at once
-// for a process that died on the same machine or whose kernel closed its
-// sockets; for a machine that vanished, when TCP keepalive gives up (tune
-// tcp_keepalives_* on the server). Until then its writes stay in flight:
-// the safe side. The Store pings its owner session (Options.SessionCheck)
-// and reopens it when lost; while it is lost, WriteLedger.Begin and
-// Claims.Claim claim nothing ([ErrSessionLost]). A session the server or a
-// proxy closes while the process lives (idle_session_timeout,
-// pg_terminate_backend, a transaction-pooling proxy) makes that process's
-// running writes read as uncertain to others, and its resumes' claims
-// takeable: keep idle_session_timeout off for the store's role,
-// connect directly or through a session-pooling proxy, and give writes a
-// Verify that answers WriteUnknown, not WriteNotApplied, for a write it
-// cannot prove absent.
+// A session that ends while its process lives (a server restart, a
+// failover, pg_terminate_backend, idle_session_timeout, a proxy) changes
+// nothing: the pool reconnects, the keeper renews the lease on a new
+// connection, and as long as it succeeds within two thirds of the lease
+// the process's claims stay its own. Leases do not depend on sessions, so
+// a transaction-pooling proxy is fine.
+//
+// Every claim carries a fencing token from one sequence (reactguard_fence):
+// a later claim always holds a larger one. The token reaches the tool
+// (tool.Request.FencingToken), and every record that closes a claim names
+// it: a write's final record (Finish, FinishRecorded), a resume claim's
+// Settle, and the save or delete of the claimed run by [Runs], which
+// settles the claim in the same statement. A holder whose claim was taken
+// over records nothing: its records are refused (guard.ErrFenced,
+// runstore.ErrLeaseLost) and the loop returns the snapshot it resumed.
+// What remains, and what the idempotency key covers, is described in
+// docs/architecture.md ("Failover").
+//
+// Leases are timed by the database's clock and each process's monotonic
+// clock: a database clock that jumps forward (or a failover to a server
+// whose clock runs ahead) by more than a third of the lease shortens it.
 //
 // # Retention
 //
 // Nothing is deleted by itself. [Runs.Delete] and [Runs.Expire] remove
-// stopped runs; [Store.Prune] deletes, older than a bound, settled
-// write-ledger keys (running and uncertain ones are kept), stopped runs,
-// resume claims, approval state and the evidence of runs not written
-// since. Claims may be pruned only if no older snapshot can be resumed:
-// set react.Config.SnapshotMaxAge to at most the retention.
+// stopped runs; [Store.Prune] deletes, older than a bound, the state no
+// snapshot within react.Config.SnapshotMaxAge can need: a run's state (its
+// gated call, decisions, grants, resume claims, evidence and the records
+// of its approved writes) is kept as a whole while the run store lists a
+// stop of the run at or after the bound or any of that state was written
+// at or after it, and deleted as a whole otherwise; stopped runs older than
+// the bound and settled records of writes claimed without an approval are
+// deleted too. Set SnapshotMaxAge to at most the retention.
 //
 // # Schema
 //
@@ -89,14 +104,23 @@
 // # Round trips
 //
 // Each method is one round trip, except Approve or Decline repeated or
-// refused (two), Begin or BeginApproved claiming nothing (two: the second
-// reads the record), Claim after a claim statement of this process failed
-// (two) and UserSaid (one query that returns the run's user texts). A loop
-// with the default guard chain (react.New) reads the evidence through an
-// evidence.Cache, loaded with one statement per Run or Resume
-// ([Evidence.Load]), and the write gate claims an approved write with
-// [WriteLedger.BeginApproved]: a guarded read costs one round trip (the
-// evidence Append) and an approved write three (BeginApproved, Append,
-// Finish). docs/performance.md has the counts and the latencies under
-// load.
+// refused (two), Begin or BeginApproved that find a running write whose
+// owner's lease has expired (two: the second stores it uncertain), Claim
+// after a claim statement of this process failed (two) and UserSaid (one
+// query that returns the run's user texts). A loop with the default guard
+// chain (react.New) costs: the Run's first user text with the load of the
+// run's evidence, one statement ([Evidence.AddUserTextAndLoad]); a guarded
+// read, one (the evidence Append; every lookup is answered by the loop's
+// evidence.Cache); a write deferred for approval, one (the claim that
+// gates it, [WriteLedger.BeginApprovedOrGate]); the approval builtin's
+// read of the gated call, none (this Store remembers what it just gated,
+// see [Approvals.Gated]); saving the stopped run, one; ResumeRun, the run
+// read and one statement that claims the snapshot, applies the decision
+// and reads the run's evidence ([Claims.ClaimDecided]); an approved write,
+// two (its claim with the approval consumed, and its record with its
+// evidence, [WriteLedger.FinishRecorded]); and the end of a resume, one
+// (the run saved or deleted with its claim settled). A run with two
+// guarded reads, a gated write, its approval, ResumeRun and the approved
+// write costs 10 statements (TestRoundTrips). docs/performance.md has the
+// latencies beside the database's floor.
 package postgres

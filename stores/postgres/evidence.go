@@ -14,50 +14,31 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 )
 
-// Evidence is the [evidence.Ledger] of a [Store]. It mirrors the indexes
-// of [evidence.Memory] in tables, so every lookup is one primary-key probe
-// whatever the number of records: Append writes the record and, for a
-// success, one row per indexed fact (the tool, each (tool, path, text)
-// leaf, each text and word at any path; see [evidence.Walk] and
-// [evidence.Words]) and the fingerprint's count of distinct calls, all in
-// one statement. UserSaid reads the run's user texts (its cost grows with
+// Evidence is the [evidence.Ledger] of a [Store]. A record carries its own
+// index, so that an Append writes one row and every lookup stays one index
+// probe whatever the number of records: the hashes of its facts (for a
+// success: the tool, each (tool, path, text) leaf, each text and word at
+// any path; see [evidence.Walk] and [evidence.Words]), salted with the run
+// and kept in a GIN-indexed column, answer HasValue and HasResult, and an
+// index on (run, fingerprint, seq) answers Executions. UserSaid reads the run's user texts (its cost grows with
 // what the user said, as the contract allows) and matches them with
 // [evidence.Said].
 //
 // Evidence does not implement [evidence.Exporter]: its state outlives the
 // process, so a snapshot of a run that uses it carries no evidence, and
-// the resuming process reads the same tables. It is an [evidence.Loader],
-// so the loop's [evidence.Cache] reads a run's evidence with one round
-// trip per Run or Resume.
+// the resuming process reads the same tables. It is an
+// [evidence.TextLoader], so the loop's [evidence.Cache] reads a run's
+// evidence with the Run's first user text, in the same round trip, and a
+// Resume's with its claim ([Claims.Claim]): no round trip of its own.
 type Evidence struct{ s *Store }
 
 var (
-	_ evidence.Ledger = (*Evidence)(nil)
-	_ evidence.Loader = (*Evidence)(nil)
+	_ evidence.Ledger     = (*Evidence)(nil)
+	_ evidence.TextLoader = (*Evidence)(nil)
 )
 
-const appendRecord = `
-WITH rec AS (
-	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round,
-		fetched_at, source, object_id, version, voucher, idempotency_key)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13, $14, $15, $16, $17, $18)
-	ON CONFLICT (run, call_id, attempt) DO NOTHING
-	RETURNING seq
-), touched AS (
-	INSERT INTO reactguard_evidence_runs (run, at) VALUES ($1, $12)
-	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
-), facts AS (
-	INSERT INTO reactguard_facts (run, h) SELECT $1, f FROM rec, unnest($11::bytea[]) AS f
-	ON CONFLICT DO NOTHING
-), call AS (
-	INSERT INTO reactguard_print_calls (run, fingerprint, call_id) SELECT $1, $5, $2 FROM rec WHERE $5 <> ''::bytea
-	ON CONFLICT DO NOTHING
-	RETURNING 1
-)
-INSERT INTO reactguard_prints (run, fingerprint, calls, last_seq)
-SELECT $1, $5, (SELECT count(*) FROM call), seq FROM rec WHERE $5 <> ''::bytea
-ON CONFLICT (run, fingerprint) DO UPDATE SET calls = reactguard_prints.calls + EXCLUDED.calls,
-	last_seq = greatest(reactguard_prints.last_seq, EXCLUDED.last_seq)`
+// appendRecord appends one record with its index rows (see appendCTEs).
+var appendRecord = `WITH ` + appendCTEs(0, "TRUE") + ` SELECT true`
 
 // Append implements [evidence.Ledger.Append] in one statement (one round
 // trip).
@@ -65,20 +46,8 @@ func (e *Evidence) Append(ctx context.Context, run string, r evidence.Record) er
 	if err := evidence.Check(r); err != nil {
 		return err
 	}
-	var fs [][]byte
-	if r.Outcome == outcome.Success {
-		fs = facts.Of(r.Tool, r.Payload)
-	}
-	p := r.Provenance.Clean()
-	var fetched *time.Time
-	if !p.FetchedAt.IsZero() {
-		fetched = &p.FetchedAt
-	}
-	_, err := e.s.pool.Exec(ctx, appendRecord,
-		[]byte(run), []byte(r.CallID), r.Attempt, []byte(r.Tool), []byte(r.Fingerprint), int16(r.Outcome), int32(r.Code),
-		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, fs, e.s.ts(),
-		fetched, nullText(p.Source), nullText(p.ObjectID), nullText(p.Version), nullText(p.Voucher), nullText(p.IdempotencyKey))
-	if err != nil {
+	e.s.prefetched.Delete(run)
+	if _, err := e.s.pool.Exec(ctx, appendRecord, appendArgs(run, r, e.s.ts())...); err != nil {
 		return schemaErr(ctx, "append evidence", err)
 	}
 	return nil
@@ -157,10 +126,13 @@ WHERE run = $1 AND call_id = $2 ORDER BY outcome = $3 DESC, seq DESC LIMIT 1`, [
 	return r, true, nil
 }
 
-// has reports whether the run holds fact h.
+// has reports whether the run holds fact h: in a record (salted, through
+// the GIN index of the records' facts), or in reactguard_facts for the
+// records of schema versions before 4.
 func (e *Evidence) has(ctx context.Context, run string, h []byte) (bool, error) {
 	var ok bool
-	err := e.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $2)`, []byte(run), h).Scan(&ok)
+	err := e.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_records WHERE facts @> ARRAY[$2::bytea] AND run = $1)
+	OR EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $3)`, []byte(run), salted(run, h), h).Scan(&ok)
 	if err != nil {
 		return false, schemaErr(ctx, "evidence lookup", err)
 	}
@@ -181,15 +153,15 @@ func (e *Evidence) HasValue(ctx context.Context, run, tool, field, value string)
 }
 
 // Executions implements [evidence.Ledger.Executions]: the fingerprint's
-// count and latest record, by primary key.
+// distinct calls and latest record, over the records' (run, fingerprint,
+// seq) index.
 func (e *Evidence) Executions(ctx context.Context, run, fingerprint string) (int, evidence.Record, error) {
 	if fingerprint == "" {
 		return 0, evidence.Record{}, nil
 	}
 	var calls int
-	r, err := scanRecord(e.s.pool.QueryRow(ctx, `SELECT p.calls, `+prefixed("r.", recordColumns)+`
-FROM reactguard_prints p JOIN reactguard_records r ON r.run = p.run AND r.seq = p.last_seq
-WHERE p.run = $1 AND p.fingerprint = $2`, []byte(run), []byte(fingerprint)), &calls)
+	r, err := scanRecord(e.s.pool.QueryRow(ctx, `SELECT (SELECT count(DISTINCT call_id) FROM reactguard_records WHERE run = $1 AND fingerprint = $2), `+recordColumns+`
+FROM reactguard_records WHERE run = $1 AND fingerprint = $2 ORDER BY seq DESC LIMIT 1`, []byte(run), []byte(fingerprint)), &calls)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, evidence.Record{}, nil
 	}
@@ -199,20 +171,13 @@ WHERE p.run = $1 AND p.fingerprint = $2`, []byte(run), []byte(fingerprint)), &ca
 	return calls, r, nil
 }
 
-func prefixed(p, cols string) string {
-	parts := strings.Split(cols, ", ")
-	for i := range parts {
-		parts[i] = p + parts[i]
-	}
-	return strings.Join(parts, ", ")
-}
-
 // AddUserText implements [evidence.Ledger.AddUserText]; blank texts are
 // ignored, as [evidence.Memory] ignores them.
 func (e *Evidence) AddUserText(ctx context.Context, run, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
+	e.s.prefetched.Delete(run)
 	_, err := e.s.pool.Exec(ctx, `
 WITH touched AS (
 	INSERT INTO reactguard_evidence_runs (run, at) VALUES ($1, $3)
@@ -252,19 +217,72 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 	return said, nil
 }
 
-// Load implements [evidence.Loader]: the run's records and user texts, in
-// order, in one statement (one round trip, one consistent snapshot).
-func (e *Evidence) Load(ctx context.Context, run string) (evidence.Snapshot, error) {
-	rows, err := e.s.pool.Query(ctx, `
-SELECT 0::smallint AS kind, seq, `+recordColumns+` FROM reactguard_records WHERE run = $1
+// loadSQL reads a run's records and user texts, in order (kind 0 records,
+// kind 1 texts).
+const loadSQL = `
+SELECT 0::smallint AS kind, seq, ` + recordColumns + ` FROM reactguard_records WHERE run = $1
 UNION ALL
 SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0,
 	NULL::timestamptz, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea
 FROM reactguard_user_texts WHERE run = $1
-ORDER BY kind, seq`, []byte(run))
+ORDER BY kind, seq`
+
+// Load implements [evidence.Loader]: the run's records and user texts, in
+// order, in one statement (one round trip, one consistent snapshot). The
+// evidence that this Store read with the run's resume claim (see
+// [Claims.Claim]), when nothing was written to it since, is returned
+// without a statement.
+func (e *Evidence) Load(ctx context.Context, run string) (evidence.Snapshot, error) {
+	if p, ok := e.s.prefetched.Get(run); ok {
+		e.s.prefetched.Delete(run)
+		return p.snap, nil
+	}
+	rows, err := e.s.pool.Query(ctx, loadSQL, []byte(run))
 	if err != nil {
 		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
 	}
+	s, err := scanEvidence(rows)
+	if err != nil {
+		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+	}
+	return s, nil
+}
+
+// AddUserTextAndLoad implements [evidence.TextLoader]: the text added and
+// the run's evidence read in one statement.
+func (e *Evidence) AddUserTextAndLoad(ctx context.Context, run, text string) (evidence.Snapshot, error) {
+	if strings.TrimSpace(text) == "" {
+		return e.Load(ctx, run)
+	}
+	e.s.prefetched.Delete(run)
+	rows, err := e.s.pool.Query(ctx, `
+WITH touched AS (
+	INSERT INTO reactguard_evidence_runs (run, at) VALUES ($1, $3)
+	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
+), added AS (
+	INSERT INTO reactguard_user_texts (run, text) VALUES ($1, $2)
+)`+loadSQL, []byte(run), []byte(text), e.s.ts())
+	if err != nil {
+		return evidence.Snapshot{}, schemaErr(ctx, "add user text", err)
+	}
+	s, err := scanEvidence(rows)
+	if err != nil {
+		return evidence.Snapshot{}, schemaErr(ctx, "add user text", err)
+	}
+	// The statement's own insert is not in its snapshot: it comes last.
+	s.UserTexts = append(s.UserTexts, text)
+	return s, nil
+}
+
+// scanEvidence reads the rows of loadSQL's columns (kind, seq, the record
+// columns) into a snapshot, and closes them.
+func scanEvidence(rows pgx.Rows) (evidence.Snapshot, error) {
+	return scanRows(rows, nil)
+}
+
+// scanRows is scanEvidence, passing the seq and attempt of rows of kind -1
+// to head.
+func scanRows(rows pgx.Rows, head func(seq int64, attempt int)) (evidence.Snapshot, error) {
 	defer rows.Close()
 	var s evidence.Snapshot
 	for rows.Next() {
@@ -272,7 +290,13 @@ ORDER BY kind, seq`, []byte(run))
 		var seq int64
 		r, err := scanRecord(rows, &kind, &seq)
 		if err != nil {
-			return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
+			return evidence.Snapshot{}, err
+		}
+		if kind == -1 {
+			if head != nil {
+				head(seq, r.Attempt)
+			}
+			continue
 		}
 		if kind == 1 {
 			s.UserTexts = append(s.UserTexts, string(r.Payload))
@@ -280,8 +304,8 @@ ORDER BY kind, seq`, []byte(run))
 		}
 		s.Records = append(s.Records, r)
 	}
-	if err := rows.Err(); err != nil {
-		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)
-	}
-	return s, nil
+	return s, rows.Err()
 }
+
+// prefetch is the evidence of a run read with its resume claim.
+type prefetch struct{ snap evidence.Snapshot }

@@ -169,3 +169,25 @@ func freshSchema(t testing.TB) string {
 	})
 	return d
 }
+
+// withPassword returns the URL DSN d with another password.
+func withPassword(t testing.TB, d, password string) string {
+	t.Helper()
+	u, err := url.Parse(d)
+	if err != nil || u.User == nil {
+		t.Skip("needs a URL DSN with a user")
+	}
+	u.User = url.UserPassword(u.User.Username(), password)
+	return u.String()
+}
+
+// withDatabase returns the URL DSN d naming another database.
+func withDatabase(t testing.TB, d, db string) string {
+	t.Helper()
+	u, err := url.Parse(d)
+	if err != nil {
+		t.Skip("needs a URL DSN")
+	}
+	u.Path = "/" + db
+	return u.String()
+}

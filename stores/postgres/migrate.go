@@ -52,7 +52,7 @@ const versionTable = `CREATE TABLE IF NOT EXISTS reactguard_schema (
 func (s *Store) Migrate(ctx context.Context) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return s.unreachable(err)
+		return s.connectErr(err)
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLock); err != nil {
@@ -85,10 +85,44 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
+			if dup := duplicateObject(err); dup != "" {
+				return fmt.Errorf("%w: migration %d (%s) creates %s, which already exists, while reactguard_schema records version %d: "+
+					"the migration was applied outside Migrate (by hand, or by a tool that does not record it), or reactguard_schema was changed. "+
+					"Nothing was changed. If the existing objects match migrations/%s, record it with "+
+					"INSERT INTO reactguard_schema (version, name) VALUES (%d, '%s') and call Migrate again; "+
+					"otherwise drop the objects that migration creates and call Migrate again: %w",
+					ErrSchemaPartial, m.Version, m.Name, dup, have, m.Name, m.Version, m.Name, err)
+			}
 			return fmt.Errorf("postgres: migrate to version %d (%s): %w", m.Version, m.Name, err)
 		}
+		have = m.Version
+	}
+	select { // a lease can be started now that its table exists
+	case s.kick <- struct{}{}:
+	default:
 	}
 	return nil
+}
+
+// ErrSchemaPartial is wrapped by the error of [Store.Migrate] when a
+// migration that reactguard_schema does not record finds objects it
+// creates already there: a migration half-applied outside Migrate. The
+// message names the object and says how to repair it; Migrate changes
+// nothing in that case (each migration runs in one transaction).
+var ErrSchemaPartial = errors.New("postgres: the database holds part of a migration its schema version does not record")
+
+// duplicateObject returns what an error of creating an object that exists
+// names ("" for any other error).
+func duplicateObject(err error) string {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return ""
+	}
+	switch pgErr.Code {
+	case "42P07", "42701", "42710", "42P06", "42723": // duplicate table/relation, column, object, schema, function
+		return pgErr.Message
+	}
+	return ""
 }
 
 func newer(have int) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/stores/postgres"
 )
@@ -67,5 +68,27 @@ func TestSchema_UpgradeKeepsEvidenceReadable(t *testing.T) {
 	n, last, err := ev.Executions(bg, "run-old", "fp2")
 	if err != nil || n != 1 || last.CallID != "c2" || last.Provenance != p {
 		t.Fatalf("Executions = %d, %+v, %v; want c2 with its provenance", n, last, err)
+	}
+}
+
+// An approved write's evidence record, stored in the statement that
+// finishes the write (guard.RecordingWriteLedger), keeps its provenance:
+// the idempotency key it ran under and the voucher it returned.
+func TestFinishRecorded_KeepsProvenance(t *testing.T) {
+	s := open(t, nil)
+	wl := s.WriteLedger()
+	rec, ok, err := wl.Begin(bg, "k-prov", "book")
+	if err != nil || !ok {
+		t.Fatalf("Begin = %v, %v; want a claim", ok, err)
+	}
+	rec.State, rec.Result = guard.WriteSucceeded, []byte(`{"voucher":"r-1"}`)
+	p := evidence.Provenance{Voucher: "r-1", IdempotencyKey: "k-prov", FetchedAt: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	r := evidence.Record{CallID: "w1", Tool: "book", Fingerprint: "fpw", Outcome: outcome.Success, Attempt: 1, Payload: rec.Result, Provenance: p}
+	if err := wl.FinishRecorded(bg, rec, "run-prov", r); err != nil {
+		t.Fatalf("FinishRecorded = %v", err)
+	}
+	got, ok, err := s.Evidence().Lookup(bg, "run-prov", "w1")
+	if err != nil || !ok || got.Provenance != p {
+		t.Fatalf("Lookup = %+v, %v, %v; want the record with provenance %+v", got.Provenance, ok, err, p)
 	}
 }

@@ -10,73 +10,94 @@ import (
 // Pruned counts what [Store.Prune] deleted.
 type Pruned struct {
 	// Writes are write-ledger records that settled (succeeded, failed or
-	// released) before the bound. Running and uncertain writes are kept
-	// whatever their age: deleting one would let its write run again
-	// unverified.
+	// released) before the bound, of runs whose state was pruned (or of
+	// writes claimed without an approval, which name no run). Running and
+	// uncertain writes are kept whatever their age: deleting one would let
+	// its write run again unverified.
 	Writes int
 	// Runs are stopped runs that stopped before the bound ([Runs.Expire]).
 	Runs int
-	// Claims are resume claims taken before the bound.
+	// Claims are the resume claims of runs whose state was pruned.
 	Claims int
-	// Approvals are waiting calls, decisions and grants last changed
-	// before the bound.
+	// Approvals are the waiting calls, decisions and grants of runs whose
+	// state was pruned.
 	Approvals int
-	// Evidence are the runs whose evidence was last written before the
-	// bound; all of their records, facts and user texts are deleted.
+	// Evidence are the runs whose evidence was pruned; all of their
+	// records, facts and user texts are deleted.
 	Evidence int
+	// Leases are leases that expired before the bound.
+	Leases int
 }
 
-// Prune deletes the state older than before, in one transaction: settled
-// write-ledger keys, stopped runs, resume claims, approval state and the
-// evidence of runs not written since. Call it periodically (a daily job of
-// one replica is enough), with before = now − retention, where the
-// retention is longer than any run lives.
+// kept selects the runs whose state Prune keeps: a run stopped at or after
+// the bound ($1) in the run store, or any of whose state (a waiting call,
+// a decision, a grant, a resume claim, evidence, an approved write) was
+// written at or after it.
+const kept = `
+	SELECT id FROM reactguard_runs WHERE stopped >= $1
+	UNION SELECT run FROM reactguard_gated WHERE at >= $1
+	UNION SELECT run FROM reactguard_decisions WHERE at >= $1
+	UNION SELECT run FROM reactguard_grants WHERE at >= $1
+	UNION SELECT run FROM reactguard_claims WHERE at >= $1
+	UNION SELECT run FROM reactguard_evidence_runs WHERE at >= $1
+	UNION SELECT run FROM reactguard_writes WHERE at >= $1 AND run IS NOT NULL`
+
+// Prune deletes, in one transaction, the state that no snapshot still
+// within the retention can need. Call it periodically (a daily job of one
+// replica is enough) with before = now − retention, and set
+// react.Config.SnapshotMaxAge to at most the retention in every loop that
+// shares the store.
 //
-// Pruning claims is safe only when no snapshot older than the retention can
-// be resumed: set react.Config.SnapshotMaxAge to at most the retention in
-// every loop that shares the store, or a snapshot whose claim was pruned
-// could be resumed a second time. Pruning approval state and evidence
-// means that a run resumed after the retention finds neither its approval
-// nor its evidence; SnapshotMaxAge refuses such runs too.
+// A run's state — its waiting call, decisions and grants, its resume
+// claims, its evidence, the ledger records of its approved writes — is
+// kept as a whole as long as the run store holds a stop of the run at or
+// after the bound, or any of that state was written at or after it; else
+// it is deleted as a whole. A snapshot within SnapshotMaxAge was saved in
+// the run store (Runs.Save, at its stop time) after the bound, so nothing
+// it depends on is pruned, however long before its stop its write was
+// gated or its approval granted. Stopped runs that stopped before the
+// bound are deleted ([Runs.Expire]): their snapshots have expired. Settled
+// write-ledger keys of writes claimed without an approval (they name no
+// run) are deleted once they settled before the bound; running and
+// uncertain keys never. Leases that expired before the bound are deleted.
+//
+// A host that keeps snapshots outside the run store must leave a margin: a
+// snapshot's run is kept while some of its state is newer than the bound,
+// and a run may stop some time after it last wrote (a model's turn), so set
+// SnapshotMaxAge to at most the retention minus the longest such time.
 func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 	before = micro(before)
 	var p Pruned
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		count := func(dst *int, q string) error {
-			tag, err := tx.Exec(ctx, q, before)
-			*dst += int(tag.RowsAffected())
+		p = Pruned{}
+		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE reactguard_kept ON COMMIT DROP AS `+kept, before); err != nil {
 			return err
 		}
 		for _, step := range []struct {
 			dst *int
 			q   string
 		}{
-			{&p.Writes, `DELETE FROM reactguard_writes WHERE at < $1 AND state IN (0, 2, 3)`},
+			{&p.Writes, `DELETE FROM reactguard_writes WHERE at < $1 AND state IN (0, 2, 3)
+				AND (run IS NULL OR run NOT IN (SELECT id FROM reactguard_kept))`},
 			{&p.Runs, `DELETE FROM reactguard_runs WHERE stopped < $1`},
-			{&p.Claims, `DELETE FROM reactguard_claims WHERE at < $1`},
-			{&p.Approvals, `DELETE FROM reactguard_gated WHERE at < $1`},
-			{&p.Approvals, `DELETE FROM reactguard_decisions WHERE at < $1`},
-			{&p.Approvals, `DELETE FROM reactguard_grants WHERE at < $1`},
-			{&p.Evidence, `
-WITH old AS (DELETE FROM reactguard_evidence_runs WHERE at < $1 RETURNING run),
-r AS (DELETE FROM reactguard_records WHERE run IN (SELECT run FROM old)),
-f AS (DELETE FROM reactguard_facts WHERE run IN (SELECT run FROM old)),
-c AS (DELETE FROM reactguard_print_calls WHERE run IN (SELECT run FROM old)),
-p AS (DELETE FROM reactguard_prints WHERE run IN (SELECT run FROM old)),
-u AS (DELETE FROM reactguard_user_texts WHERE run IN (SELECT run FROM old))
-SELECT count(*) FROM old`},
+			{&p.Claims, `DELETE FROM reactguard_claims WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
+			{&p.Approvals, `DELETE FROM reactguard_gated WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
+			{&p.Approvals, `DELETE FROM reactguard_decisions WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
+			{&p.Approvals, `DELETE FROM reactguard_grants WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
+			{&p.Leases, `DELETE FROM reactguard_leases WHERE expires < $1`},
 		} {
-			if step.dst == &p.Evidence {
-				if err := tx.QueryRow(ctx, step.q, before).Scan(&p.Evidence); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := count(step.dst, step.q); err != nil {
+			tag, err := tx.Exec(ctx, step.q, before)
+			if err != nil {
 				return err
 			}
+			*step.dst += int(tag.RowsAffected())
 		}
-		return nil
+		return tx.QueryRow(ctx, `
+WITH old AS (DELETE FROM reactguard_evidence_runs WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept) RETURNING run),
+r AS (DELETE FROM reactguard_records WHERE run IN (SELECT run FROM old)),
+f AS (DELETE FROM reactguard_facts WHERE run IN (SELECT run FROM old)),
+u AS (DELETE FROM reactguard_user_texts WHERE run IN (SELECT run FROM old))
+SELECT count(*) FROM old`, before).Scan(&p.Evidence)
 	})
 	if err != nil {
 		return Pruned{}, schemaErr(ctx, "prune", err)

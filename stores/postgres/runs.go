@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -12,131 +14,6 @@ import (
 	"github.com/reactguard/reactguard/runstore"
 )
 
-// Claims is the [runstore.Claims] of a [Store]. A claim names its owner,
-// the advisory lock of the claiming process's owner session (as a running
-// write does, see [WriteLedger]), and whether it is settled. Claim is one
-// INSERT … ON CONFLICT DO UPDATE … WHERE: it takes a free id, or a taken
-// one that was never settled and whose owner's lock is free — the process
-// that claimed it died (or closed its store) before its resume stopped —
-// so of any number of concurrent claims of one snapshot, in any number of
-// processes, exactly one succeeds, and a live owner's claim is never
-// taken. Release deletes only this store's own claim, and only while it is
-// not settled; Settle is one upsert. A claim is kept until it is released
-// or pruned by [Store.Prune].
-//
-// While the store's owner session is lost, Claim claims nothing and
-// returns an error wrapping [ErrSessionLost]: a claim whose owner's lock
-// is free would be taken over at once. The session caveat of the package
-// documentation applies to claims as to writes: a session the server ends
-// while the process lives lets another process take over the claims of
-// resumes still running here (the write ledger still runs each write at
-// most once).
-type Claims struct{ s *Store }
-
-var _ runstore.Claims = (*Claims)(nil)
-
-// claimSnapshot takes a free claim, or a taken, unsettled one whose owner's
-// lock is free (its process ended). The owner's lock is tried only for
-// another owner's claim, and only for the length of the statement.
-const claimSnapshot = `
-INSERT INTO reactguard_claims (run, id, owner, at) VALUES ($1, $2, $3, $4)
-ON CONFLICT (run, id) DO UPDATE SET owner = EXCLUDED.owner, at = EXCLUDED.at
-	WHERE NOT reactguard_claims.settled AND reactguard_claims.owner <> EXCLUDED.owner
-		AND pg_try_advisory_xact_lock(reactguard_claims.owner)
-RETURNING true`
-
-// Claim implements [runstore.Claims.Claim]. A claim statement that fails
-// may still have been applied by the server (the connection dropped after
-// it was sent); the loop then gave up the resume without using the claim,
-// so the next Claim of the same snapshot in this process recognises the
-// claim as its own and takes it, instead of calling it resumed.
-func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
-	if err := c.s.sessionErr(ctx); err != nil {
-		return false, err
-	}
-	c.s.settlePending(ctx)
-	k := [2]string{run, id}
-	var ok bool
-	err := c.s.pool.QueryRow(ctx, claimSnapshot, []byte(run), []byte(id), c.s.owner, c.s.ts()).Scan(&ok)
-	if err == nil {
-		c.s.setUnsure(k, false)
-		return true, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		c.s.setUnsure(k, true)
-		return false, schemaErr(ctx, "claim", err)
-	}
-	if !c.s.isUnsure(k) {
-		return false, nil
-	}
-	var owner int64
-	var settled bool
-	err = c.s.pool.QueryRow(ctx, `SELECT owner, settled FROM reactguard_claims WHERE run = $1 AND id = $2`, []byte(run), []byte(id)).Scan(&owner, &settled)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c.Claim(ctx, run, id) // released meanwhile
-	}
-	if err != nil {
-		return false, schemaErr(ctx, "claim", err)
-	}
-	c.s.setUnsure(k, false)
-	return owner == c.s.owner && !settled, nil
-}
-
-// Release implements [runstore.Claims.Release]: it deletes the claim only
-// when this store holds it and it is not settled.
-func (c *Claims) Release(ctx context.Context, run, id string) error {
-	if _, err := c.s.pool.Exec(ctx, `DELETE FROM reactguard_claims WHERE run = $1 AND id = $2 AND owner = $3 AND NOT settled`,
-		[]byte(run), []byte(id), c.s.owner); err != nil {
-		return schemaErr(ctx, "release", err)
-	}
-	c.s.setUnsure([2]string{run, id}, false)
-	return nil
-}
-
-// Settle implements [runstore.Claims.Settle] with one upsert. When the
-// statement fails, the claim is kept in the process and settled before
-// this store's next Claim or Settle, and by [Store.Close]; the error is
-// returned all the same. If the process ends first, the claim stays taken
-// and unsettled, and the next resume of its snapshot takes it over.
-func (c *Claims) Settle(ctx context.Context, run, id string) error {
-	c.s.settlePending(ctx)
-	k := [2]string{run, id}
-	if err := c.s.settle(ctx, k); err != nil {
-		c.s.settles.Put(k, struct{}{})
-		return err
-	}
-	return nil
-}
-
-func (s *Store) settle(ctx context.Context, k [2]string) error {
-	_, err := s.pool.Exec(ctx, `
-INSERT INTO reactguard_claims (run, id, owner, at, settled) VALUES ($1, $2, $3, $4, true)
-ON CONFLICT (run, id) DO UPDATE SET settled = true`, []byte(k[0]), []byte(k[1]), s.owner, s.ts())
-	if err != nil {
-		return schemaErr(ctx, "settle", err)
-	}
-	return nil
-}
-
-// settlePending settles the claims whose Settle failed; those that fail
-// again stay pending.
-func (s *Store) settlePending(ctx context.Context) {
-	s.settles.Retry(func(k [2]string, _ struct{}) error { return s.settle(ctx, k) })
-}
-
-func (s *Store) setUnsure(k [2]string, unsure bool) {
-	if unsure {
-		s.unsure.Put(k, struct{}{})
-	} else {
-		s.unsure.Delete(k)
-	}
-}
-
-func (s *Store) isUnsure(k [2]string) bool {
-	_, ok := s.unsure.Get(k)
-	return ok
-}
-
 // Runs is the [runstore.Store] of a [Store]. Snapshots are stored as bytes
 // (bytea), exactly as given: never as jsonb, which refuses the \u0000 a
 // model may put in a string and reorders keys. List pages by keyset on
@@ -145,22 +22,22 @@ type Runs struct{ s *Store }
 
 var _ runstore.Store = (*Runs)(nil)
 
-// Save implements [runstore.Store.Save] with one upsert.
+// Save implements [runstore.Store.Save] with one upsert. When this Store
+// holds the resume claim of the run (a resume of it is stopping), the same
+// statement settles the claim, and saves only while the claim is still
+// this Store's: once another process took it over, nothing is saved and
+// the error wraps runstore.ErrLeaseLost (see [Claims]).
 func (r *Runs) Save(ctx context.Context, run runstore.Run) error {
 	if err := runstore.Check(run); err != nil {
 		return err
 	}
-	_, err := r.s.pool.Exec(ctx, `
+	return r.s.settling(ctx, run.ID, "save run", `
 INSERT INTO reactguard_runs (id, tenant, user_id, node, kind, snapshot, stopped)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+SELECT $1, $2, $3, $4, $5, $6, $7 WHERE %s
 ON CONFLICT (id) DO UPDATE SET tenant = EXCLUDED.tenant, user_id = EXCLUDED.user_id, node = EXCLUDED.node, kind = EXCLUDED.kind,
 	snapshot = EXCLUDED.snapshot, stopped = EXCLUDED.stopped`,
 		[]byte(run.ID), []byte(run.Owner.Tenant), []byte(run.Owner.User), []byte(run.Node), int16(run.Kind),
 		run.Snapshot, micro(run.Stopped))
-	if err != nil {
-		return schemaErr(ctx, "save run", err)
-	}
-	return nil
 }
 
 func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
@@ -186,6 +63,9 @@ const runColumns = `id, tenant, user_id, node, kind, stopped`
 
 // Get implements [runstore.Store.Get].
 func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
+	if err := r.s.flushRun(ctx, id); err != nil {
+		return runstore.Run{}, false, err
+	}
 	run, err := scanRun(r.s.pool.QueryRow(ctx, `SELECT `+runColumns+`, snapshot FROM reactguard_runs WHERE id = $1`, []byte(id)), true)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return runstore.Run{}, false, nil
@@ -199,6 +79,9 @@ func (r *Runs) Get(ctx context.Context, id string) (runstore.Run, bool, error) {
 // List implements [runstore.Store.List].
 func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, error) {
 	if err := f.Check(); err != nil {
+		return runstore.Page{}, err
+	}
+	if err := r.s.flushRuns(ctx); err != nil {
 		return runstore.Page{}, err
 	}
 	var where []string
@@ -255,12 +138,11 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	return p, nil
 }
 
-// Delete implements [runstore.Store.Delete].
+// Delete implements [runstore.Store.Delete]; like Save, it settles the
+// resume claim this Store holds on the run in the same statement, and
+// deletes only while the claim is still its own.
 func (r *Runs) Delete(ctx context.Context, id string) error {
-	if _, err := r.s.pool.Exec(ctx, `DELETE FROM reactguard_runs WHERE id = $1`, []byte(id)); err != nil {
-		return schemaErr(ctx, "delete run", err)
-	}
-	return nil
+	return r.s.settling(ctx, id, "delete run", `DELETE FROM reactguard_runs WHERE id = $1 AND %s`, []byte(id))
 }
 
 // Expire implements [runstore.Store.Expire].
@@ -270,4 +152,98 @@ func (r *Runs) Expire(ctx context.Context, before time.Time) (int, error) {
 		return 0, schemaErr(ctx, "expire runs", err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// settling runs q (with args, its run's id first) for run; when this Store
+// holds a resume claim on the run, q runs only while that claim is still
+// its own, and settles it in the same statement. q holds one %s, replaced
+// by the condition. When that statement fails (the connection was lost),
+// it is kept in the process and run again before anything else reads,
+// claims or settles the run here (and by Close): a run that finished is
+// not left listed with its last stop, a run that stopped again not with
+// the stop before.
+func (s *Store) settling(ctx context.Context, run, op, q string, args ...any) error {
+	s.gated.Delete(run)
+	s.runOps.Delete(run) // superseded by this one
+	h := s.held.get(run)
+	if h == nil || h.settled {
+		if _, err := s.pool.Exec(ctx, fmt.Sprintf(q, "TRUE"), args...); err != nil {
+			return schemaErr(ctx, op, err)
+		}
+		return nil
+	}
+	p := pendingRun{op: op, q: q, args: cloneArgs(args), id: h.id, token: h.token}
+	err := s.runSettling(ctx, run, p)
+	if err != nil && !errors.Is(err, runstore.ErrLeaseLost) {
+		s.runOps.Put(run, p)
+	}
+	return err
+}
+
+// pendingRun is the save or delete of a run that settles this Store's
+// resume claim of it.
+type pendingRun struct {
+	op, q string
+	args  []any
+	id    string
+	token int64
+}
+
+// runSettling runs p for run.
+func (s *Store) runSettling(ctx context.Context, run string, p pendingRun) error {
+	n := len(p.args)
+	stmt := fmt.Sprintf(`WITH settled AS (
+	UPDATE reactguard_claims SET settled = true WHERE run = $%d AND id = $%d AND token = $%d RETURNING 1
+), done AS (`+p.q+` RETURNING 1)
+SELECT EXISTS (SELECT 1 FROM settled)`, n+1, n+2, n+3, "EXISTS (SELECT 1 FROM settled)")
+	var ok bool
+	if err := s.pool.QueryRow(ctx, stmt, append(p.args, []byte(run), []byte(p.id), p.token)...).Scan(&ok); err != nil {
+		return schemaErr(ctx, p.op, err)
+	}
+	if !ok {
+		return fmt.Errorf("postgres: %s %s: %w: the resume claim of snapshot %s was taken over by another process", p.op, run, runstore.ErrLeaseLost, p.id)
+	}
+	s.held.markSettled(run, p.token)
+	return nil
+}
+
+// flushRun runs the pending save or delete of run, if any; one whose claim
+// was taken over meanwhile is dropped.
+func (s *Store) flushRun(ctx context.Context, run string) error {
+	p, ok := s.runOps.Get(run)
+	if !ok {
+		return nil
+	}
+	err := s.runSettling(ctx, run, p)
+	if err != nil && !errors.Is(err, runstore.ErrLeaseLost) {
+		return fmt.Errorf("postgres: the earlier %s of %s: %w", p.op, run, err)
+	}
+	s.runOps.DeleteIf(run, func(cur pendingRun) bool { return cur.token == p.token && cur.op == p.op })
+	return nil
+}
+
+// flushRuns runs every pending save or delete; those that fail again stay.
+func (s *Store) flushRuns(ctx context.Context) error {
+	var errs []error
+	s.runOps.Retry(func(run string, p pendingRun) error {
+		err := s.runSettling(ctx, run, p)
+		if err != nil && !errors.Is(err, runstore.ErrLeaseLost) {
+			errs = append(errs, err)
+			return err
+		}
+		return nil
+	})
+	return errors.Join(errs...)
+}
+
+// cloneArgs copies the arguments of a statement that is kept for later.
+func cloneArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if b, ok := a.([]byte); ok {
+			a = bytes.Clone(b)
+		}
+		out[i] = a
+	}
+	return out
 }

@@ -2,12 +2,11 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,20 +18,24 @@ import (
 	"github.com/reactguard/reactguard/internal/pending"
 )
 
-// DefaultSessionCheck is how often a [Store] checks, by default, that its
-// owner session is alive (see [Options].SessionCheck).
-const DefaultSessionCheck = 5 * time.Second
-
 // Options configures a [Store]. The zero value (and nil) means defaults.
 type Options struct {
 	// Now is the clock of the times the store writes (when a call was
 	// gated, a write settled, a claim taken, evidence written); [Store.Prune]
 	// compares them with the bound it is given. Nil means time.Now. It must
-	// be safe for concurrent use.
+	// be safe for concurrent use. Leases are timed by the database's clock
+	// and the process's monotonic clock, never by Now.
 	Now func() time.Time
-	// SessionCheck is how often the owner session is pinged (and reopened
-	// when it was lost); 0 means [DefaultSessionCheck].
-	SessionCheck time.Duration
+	// Lease is how long the database keeps the claims of this Store (its
+	// running writes and unsettled resume claims) after the Store last
+	// renewed its lease; 0 means [DefaultLease]. The Store renews it every
+	// third of the lease, and counts it lost, cancelling the work done
+	// under it, when two thirds of the lease passed without a renewal; the
+	// last third is the time a cancelled call has to stop before another
+	// process may take its claims over. A process that died has its claims
+	// taken over a lease after its last renewal. Values below 300 ms are
+	// raised to it.
+	Lease time.Duration
 }
 
 // Store is the durable state of reactguard in one PostgreSQL database. It
@@ -41,33 +44,40 @@ type Options struct {
 // and hand its parts to the loop:
 //
 //	guard.Options{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger()}
-//	react.Config{…, Claims: s.Claims()}
+//	react.Config{…, Claims: s.Claims(), Runs: s.Runs()}
 //
-// A Store holds one connection of its own besides the pool: its owner
-// session (see the package documentation, "Writes of a process that
-// died"). Close it when the process no longer runs tools through it.
+// A Store holds a lease in the database while it is open, renewed on one
+// connection of its own besides the pool (see the package documentation,
+// "Leases and failover"). Close it when the process no longer runs tools
+// through it.
 type Store struct {
 	pool    *pgxpool.Pool
 	ownPool bool
-	cfg     *pgx.ConnConfig
+	kcfg    *pgx.ConnConfig // the lease keeper's connection: the pool's settings, untraced
 	now     func() time.Time
-	check   time.Duration
+	lease   time.Duration
 	addr    string
 
-	owner int64 // the advisory lock key of this store's owner session
+	lmu    sync.Mutex
+	cur    *epoch // the lease claims are made under; nil while none is held
+	why    error  // why none is held
+	closed bool
+	amu    sync.Mutex // one start of a lease at a time
+	kmu    sync.Mutex // the keeper's connection
+	kconn  *pgx.Conn
+	kick   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+	once   sync.Once
 
-	mu      sync.Mutex
-	session *pgx.Conn // holds the owner lock; nil while lost
-	lost    error     // why the session is lost, nil while it is held
-
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-
-	keys    keys                               // per-key Begin lock and claims held by this process
-	pending pending.Map[string, pendingFinish] // key → a final record not yet stored
-	unsure  pending.Map[[2]string, struct{}]   // resume claims whose statement failed: maybe taken by this store
-	settles pending.Map[[2]string, struct{}]   // resume claims whose Settle failed: settled before the next Claim or Settle
+	keys       keys                               // per-key Begin lock and claims held by this process
+	pending    pending.Map[string, pendingFinish] // key → a final record not yet stored
+	unsure     pending.Map[[2]string, struct{}]   // resume claims whose statement failed: maybe taken by this store
+	settles    pending.Map[[2]string, int64]      // resume claims (→ token) whose Settle failed: settled before the next Claim or Settle
+	held       heldClaims                         // resume claims this store holds
+	prefetched pending.Map[string, prefetch]      // run → its evidence, read with its resume claim
+	runOps     pending.Map[string, pendingRun]    // run → its save or delete that settles a claim, whose statement failed
+	gated      gatedMemo                          // run → the call this store just gated (see Approvals.Gated)
 }
 
 // pendingFinish is a final write record whose Finish failed; it is stored
@@ -76,22 +86,26 @@ type pendingFinish struct {
 	tool, result []byte
 	state        int16
 	code         int32
+	token        int64
 }
 
 // ErrUnreachable is wrapped by the error of [Open] and [New] when the
-// server cannot be reached; the message names the address.
+// server cannot be reached; the message names the address. Retrying later
+// may succeed.
 var ErrUnreachable = errors.New("postgres: server unreachable")
 
-// ErrSessionLost is wrapped by the error of [WriteLedger.Begin] while the
-// store's owner session is lost: no write is claimed until the session is
-// back (the store reconnects by itself).
-var ErrSessionLost = errors.New("postgres: owner session lost")
+// ErrAuth is wrapped by the error of [Open] and [New] when the server
+// refused the credentials (SQLSTATE class 28: a wrong password, an unknown
+// role, no pg_hba.conf entry) or the database does not exist (3D000): the
+// server answered, and retrying with the same settings will not help.
+var ErrAuth = errors.New("postgres: the server refused the connection")
 
 // Open connects to the database of dsn (a URL or key=value string, see
 // pgxpool.ParseConfig; pool settings such as pool_max_conns go there) and
 // returns a Store that owns the pool. It fails when the server cannot be
 // reached within ctx, with an error wrapping [ErrUnreachable] that names
-// the address, and when the database's schema is newer than this code
+// the address; when it refuses the credentials or the database, with
+// [ErrAuth]; and when the database's schema is newer than this code
 // ([ErrSchemaNewer]). It does not migrate: call [Store.Migrate].
 func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
@@ -130,155 +144,69 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, e
 	}
 	s := &Store{
 		pool:  pool,
-		cfg:   pool.Config().ConnConfig.Copy(),
+		kcfg:  pool.Config().ConnConfig.Copy(),
 		now:   o.Now,
-		check: o.SessionCheck,
+		lease: o.Lease,
+		kick:  make(chan struct{}, 1),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	s.kcfg.Tracer = nil // the keeper's renewals are not the pool's statements
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.check <= 0 {
-		s.check = DefaultSessionCheck
+	if s.lease <= 0 {
+		s.lease = DefaultLease
 	}
-	s.addr = net.JoinHostPort(s.cfg.Host, strconv.Itoa(int(s.cfg.Port)))
+	s.lease = max(s.lease, minLease)
+	s.addr = net.JoinHostPort(s.kcfg.Host, strconv.Itoa(int(s.kcfg.Port)))
 	if err := pool.Ping(ctx); err != nil {
-		return nil, s.unreachable(err)
+		return nil, s.connectErr(err)
 	}
 	if err := s.checkVersion(ctx); err != nil {
 		return nil, err
 	}
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	s.owner = int64(binary.BigEndian.Uint64(b[:]) &^ (1 << 63)) // positive: readable in pg_locks
-	if err := s.openSession(ctx); err != nil {
-		return nil, err
+	if _, err := s.acquire(ctx); err != nil && !errors.Is(err, ErrSchemaOlder) {
+		s.endLease()
+		return nil, s.connectErr(err)
 	}
-	go s.watch()
+	go s.keep()
 	return s, nil
 }
 
-func (s *Store) unreachable(err error) error {
+// connectErr classifies an error of connecting: refused (ErrAuth) or
+// unreachable (ErrUnreachable), naming the address.
+func (s *Store) connectErr(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000") {
+		return fmt.Errorf("%w at %s (SQLSTATE %s: check the user, the password and the database name): %w", ErrAuth, s.addr, pgErr.Code, err)
+	}
 	return fmt.Errorf("%w at %s: %w", ErrUnreachable, s.addr, err)
 }
 
 // Pool returns the store's connection pool.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close settles the resume claims whose Settle failed (one try, at most
-// five seconds), stops the session check, ends the owner session (its
-// running writes then read as uncertain to every other process, and its
-// unsettled resume claims may be taken over) and closes the pool when
-// [Open] made it. Call it once the process runs no more tools
-// through the store; it is safe to call more than once.
+// Close saves or deletes the runs whose save or delete failed, settles the
+// resume claims whose Settle failed (one try, at most five seconds), stops renewing the lease, cancels the work still held
+// under it and deletes it (its running writes then read as uncertain to
+// every other process at once, and its unsettled resume claims may be
+// taken over), and closes the pool when [Open] made it. Call it once the
+// process runs no more tools through the store; it is safe to call more
+// than once.
 func (s *Store) Close() {
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.flushRuns(ctx)
 		s.settlePending(ctx)
 		cancel()
 		close(s.stop)
 		<-s.done
-		s.mu.Lock()
-		if s.session != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = s.session.Close(ctx)
-			cancel()
-			s.session = nil
-		}
-		s.lost = errors.New("store closed")
-		s.mu.Unlock()
+		s.endLease()
 		if s.ownPool {
 			s.pool.Close()
 		}
 	})
-}
-
-// openSession connects the owner session and takes the owner lock.
-func (s *Store) openSession(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, s.cfg)
-	if err != nil {
-		return s.unreachable(err)
-	}
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.owner).Scan(&got); err != nil || !got {
-		_ = conn.Close(context.WithoutCancel(ctx))
-		if err == nil {
-			err = fmt.Errorf("owner lock %d is held by another session", s.owner)
-		}
-		return fmt.Errorf("postgres: owner session: %w", err)
-	}
-	s.mu.Lock()
-	s.session, s.lost = conn, nil
-	s.mu.Unlock()
-	return nil
-}
-
-// watch pings the owner session every s.check and reopens it when lost.
-func (s *Store) watch() {
-	defer close(s.done)
-	t := time.NewTicker(s.check)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.checkSession()
-		}
-	}
-}
-
-// checkSession pings the owner session; when it is lost, it marks it so
-// (Begin refuses new claims) and tries to reopen it.
-func (s *Store) checkSession() {
-	ctx, cancel := context.WithTimeout(context.Background(), s.check)
-	defer cancel()
-	s.mu.Lock()
-	conn := s.session
-	s.mu.Unlock()
-	if conn != nil {
-		if err := conn.Ping(ctx); err == nil {
-			return
-		} else {
-			s.mu.Lock()
-			s.session, s.lost = nil, err
-			s.mu.Unlock()
-			_ = conn.Close(ctx)
-		}
-	}
-	_ = s.openSession(ctx) // stays lost until it succeeds
-}
-
-// sessionErr returns nil while the owner session is held; when it is lost
-// it tries once to reopen it.
-func (s *Store) sessionErr(ctx context.Context) error {
-	s.mu.Lock()
-	held, lost := s.session != nil, s.lost
-	s.mu.Unlock()
-	if held {
-		return nil
-	}
-	select {
-	case <-s.stop:
-		return fmt.Errorf("%w: %w", ErrSessionLost, lost)
-	default:
-	}
-	// The server may not have ended the old session yet (it holds the
-	// owner lock until it notices): try for up to one session check.
-	wait, cancel := context.WithTimeout(ctx, s.check)
-	defer cancel()
-	for {
-		err := s.openSession(wait)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-wait.Done():
-			return fmt.Errorf("%w: %w (reopening: %w)", ErrSessionLost, lost, err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // Approvals returns the store's [guard.Approvals].

@@ -15,6 +15,8 @@ import (
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/facts"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/postgres"
@@ -110,8 +112,16 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 		string(v1),
 		`INSERT INTO reactguard_schema (version, name) VALUES (1, '0001_init.sql')`,
 		`INSERT INTO reactguard_claims (run, id, owner, at) VALUES ('run-old', 's1', 4242, now())`, // no session holds lock 4242
+		// Evidence as version 1 kept it: the record, its facts in a table.
+		`INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
+			VALUES ('run-old', 'c1', 1, 't', 'fp1', 1, 0, '{"id":"x"}', '', 1)`,
 	} {
 		if _, err := conn.Exec(bg, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, h := range facts.Of("t", []byte(`{"id":"x"}`)) {
+		if _, err := conn.Exec(bg, `INSERT INTO reactguard_facts (run, h) VALUES ('run-old', $1)`, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,6 +136,13 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 	var v int
 	if err := conn.QueryRow(bg, `SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != postgres.SchemaVersion {
 		t.Fatalf("schema version after Migrate = %d, %v; want %d", v, err, postgres.SchemaVersion)
+	}
+	// The old run's evidence answers lookups after the upgrade.
+	if has, err := s.Evidence().HasValue(bg, "run-old", "t", "id", "x"); err != nil || !has {
+		t.Fatalf("HasValue of a version-1 record = %v, %v; want true", has, err)
+	}
+	if n, r, err := s.Evidence().Executions(bg, "run-old", "fp1"); err != nil || n != 1 || r.CallID != "c1" {
+		t.Fatalf("Executions of a version-1 record = %d, %+v, %v; want 1, c1", n, r, err)
 	}
 	for i, want := range []bool{true, false} {
 		ok, err := s.Claims().Claim(bg, "run-old", "s1")
@@ -311,10 +328,7 @@ func TestClaims_FailedSettleIsRetried(t *testing.T) {
 					t.Fatalf("settled after the next Claim = %v, %v; want true", settled, err)
 				}
 			case "close":
-				first.Close()
-				if err := sessionsGone(ctx, dsn(t), name); err != nil {
-					t.Fatal(err)
-				}
+				first.Close() // deletes its lease: its unsettled claims could be taken at once
 				if ok, err := second.Claims().Claim(ctx, run, "s1"); err != nil || ok {
 					t.Fatalf("Claim of the ended store's claim = %v, %v; want false (Close settled it)", ok, err)
 				}
@@ -342,4 +356,71 @@ func TestWriteLedger_ConsumesFromItsOwnStoreOnly(t *testing.T) {
 			t.Errorf("ConsumesFrom(%s Approvals) = %v; want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// A migration applied outside Migrate (by hand, half-way) is detected: the
+// error names the object, says what to do, and nothing is changed; once the
+// half-applied object is dropped, Migrate completes.
+func TestMigrate_HalfAppliedIsExplained(t *testing.T) {
+	d := freshSchema(t)
+	s, err := postgres.Open(bg, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	conn, err := pgx.Connect(bg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(bg) }()
+	if _, err := conn.Exec(bg, `CREATE TABLE reactguard_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"0001_init.sql", "0002_settled_claims.sql", "0003_owners_audit.sql"} {
+		b, err := os.ReadFile("migrations/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(bg, string(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(bg, `INSERT INTO reactguard_schema (version, name) VALUES (1, '0001_init.sql'), (2, '0002_settled_claims.sql'), (3, '0003_owners_audit.sql')`); err != nil {
+		t.Fatal(err)
+	}
+	// The first statement of migration 4, run by hand.
+	if _, err := conn.Exec(bg, `CREATE TABLE reactguard_leases (owner bigint PRIMARY KEY, expires timestamptz NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Migrate(bg)
+	if !errors.Is(err, postgres.ErrSchemaPartial) {
+		t.Fatalf("Migrate over a half-applied migration = %v; want ErrSchemaPartial", err)
+	}
+	for _, want := range []string{"reactguard_leases", "0004_leases.sql", "INSERT INTO reactguard_schema", "drop"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+	var v int
+	if err := conn.QueryRow(bg, `SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != 3 {
+		t.Fatalf("schema version after the refused migration = %d, %v; want 3 (nothing changed)", v, err)
+	}
+	if _, err := conn.Exec(bg, `DROP TABLE reactguard_leases`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); err != nil {
+		t.Fatalf("Migrate after the repair = %v", err)
+	}
+}
+
+// Retention keeps what a snapshot within SnapshotMaxAge needs, and past it
+// the snapshot is refused as expired (fake clock shared by the store and
+// the loop).
+func TestPrune_KeepsWhatAValidSnapshotNeeds(t *testing.T) {
+	storetest.Retention(t, func(t *testing.T, now func() time.Time) (storetest.Stores, storetest.Pruner) {
+		s := open(t, &postgres.Options{Now: now})
+		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+				Claims: s.Claims(), Runs: s.Runs(), Close: s.Close},
+			func(ctx context.Context, before time.Time) error { _, err := s.Prune(ctx, before); return err }
+	})
 }

@@ -56,14 +56,39 @@
 // writes and resume claims of a process that died stay taken until an
 // operator settles them.
 //
+// Every claim carries a fencing token from one counter of the database
+// (tool.Request.FencingToken), and the records that close a claim — a
+// write's final record, a resume claim's Settle, the save or delete of the
+// claimed run by [Runs], which settles the claim in the same transaction —
+// are refused once the claim is no longer the holder's (guard.ErrFenced,
+// runstore.ErrLeaseLost). A Store checks its lock file every second
+// (Options.OwnerCheck): if it was removed or replaced while the process
+// lives, the process reads as dead to the others, so the Store cancels the
+// work held under it (the loop runs writes and resumes under
+// [WriteLedger.Hold] and [Claims.Hold]) and claims on under a new owner.
+//
+// # Backups and damaged files
+//
+// Copying the file of a live database with cp, rsync or a snapshot that
+// does not take the -wal file at the same instant can give a damaged copy
+// (a page of the database and a page of the log from different moments).
+// Use [Store.Backup] (VACUUM INTO: a consistent copy while writers go on)
+// or the sqlite3 tool's .backup command; copy the file itself only while no
+// process has it open. [Open] runs PRAGMA quick_check (it reads every page
+// once, in time proportional to the file) and refuses a damaged file with
+// [ErrCorrupt], rather than fail in the middle of a run later.
+//
 // # Retention
 //
 // Nothing is deleted by itself. [Runs.Delete] and [Runs.Expire] remove
-// stopped runs; [Store.Prune] deletes, older than a bound, settled
-// write-ledger keys (running and uncertain ones are kept), stopped runs,
-// resume claims, approval state and the evidence of runs not written
-// since. Claims may be pruned only if no older snapshot can be resumed:
-// set react.Config.SnapshotMaxAge to at most the retention.
+// stopped runs; [Store.Prune] deletes, older than a bound, the state no
+// snapshot within react.Config.SnapshotMaxAge can need: a run's state (its
+// gated call, decisions, grants, resume claims, evidence and the records
+// of its approved writes) is kept as a whole while the run store lists a
+// stop of the run at or after the bound or any of that state was written
+// at or after it, and deleted as a whole otherwise; stopped runs older than
+// the bound and settled records of writes claimed without an approval are
+// deleted too. Set SnapshotMaxAge to at most the retention.
 //
 // # Schema
 //

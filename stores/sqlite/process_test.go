@@ -61,3 +61,12 @@ func TestPerson(t *testing.T) {
 			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() {}}
 	})
 }
+
+// The crash-point harness: a process killed with SIGKILL before and after
+// each store call of Run, ResumeRun and the approved write, then the run
+// brought to its end by another process: one execution, the run finished,
+// no snapshot claimed twice by living processes.
+func TestCrashPoints(t *testing.T) {
+	n := storetest.CrashPoints(t, processes(t))
+	t.Logf("crash points covered: %d", n)
+}

@@ -4,127 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/reactguard/reactguard/runstore"
 )
-
-// Claims is the [runstore.Claims] of a [Store]. A claim names its owner,
-// the lock file of the claiming process's Store (as a running write does,
-// see [WriteLedger]), and whether it is settled. Claim runs in one
-// immediate transaction (SQLite's write lock, across processes): it takes
-// a free id, or a taken one that was never settled and whose owner's lock
-// is free — the process that claimed it died (or closed its store) before
-// its resume stopped — so of any number of concurrent claims of one
-// snapshot exactly one succeeds, and a live owner's claim is never taken.
-// Release deletes only this store's own claim, and only while it is not
-// settled; Settle is one upsert. A claim is kept until it is released or
-// pruned by [Store.Prune].
-type Claims struct{ s *Store }
-
-var _ runstore.Claims = (*Claims)(nil)
-
-// Claim implements [runstore.Claims.Claim]. A claim statement that fails
-// may still have been applied (the error came after the commit); the loop
-// then gave up the resume without using the claim, so the next Claim of
-// the same snapshot in this process recognises the claim as its own and
-// takes it, instead of calling it resumed.
-func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
-	c.s.settlePending(ctx)
-	k := [2]string{run, id}
-	unsure := c.s.isUnsure(k)
-	var ok bool
-	err := c.s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO reactguard_claims (run, id, owner, at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			blob(run), blob(id), c.s.owner.id, c.s.ts())
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			ok = err == nil
-			return err
-		}
-		var owner string
-		var settled bool
-		if err := tx.QueryRowContext(ctx, `SELECT owner, settled FROM reactguard_claims WHERE run = ? AND id = ?`,
-			blob(run), blob(id)).Scan(&owner, &settled); err != nil {
-			return err
-		}
-		switch {
-		case settled:
-		case owner == c.s.owner.id:
-			ok = unsure // the remains of this store's claim whose statement failed
-		case c.s.owner.dead(owner):
-			_, err := tx.ExecContext(ctx, `UPDATE reactguard_claims SET owner = ?, at = ? WHERE run = ? AND id = ?`,
-				c.s.owner.id, c.s.ts(), blob(run), blob(id))
-			ok = err == nil
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		c.s.setUnsure(k, true)
-		return false, schemaErr(ctx, "claim", err)
-	}
-	c.s.setUnsure(k, false)
-	return ok, nil
-}
-
-// Release implements [runstore.Claims.Release]: it deletes the claim only
-// when this store holds it and it is not settled.
-func (c *Claims) Release(ctx context.Context, run, id string) error {
-	if _, err := c.s.db.ExecContext(ctx, `DELETE FROM reactguard_claims WHERE run = ? AND id = ? AND owner = ? AND NOT settled`,
-		blob(run), blob(id), c.s.owner.id); err != nil {
-		return schemaErr(ctx, "release", err)
-	}
-	c.s.setUnsure([2]string{run, id}, false)
-	return nil
-}
-
-// Settle implements [runstore.Claims.Settle] with one upsert. When the
-// statement fails, the claim is kept in the process and settled before
-// this store's next Claim or Settle, and by [Store.Close]; the error is
-// returned all the same. If the process ends first, the claim stays taken
-// and unsettled, and the next resume of its snapshot takes it over.
-func (c *Claims) Settle(ctx context.Context, run, id string) error {
-	c.s.settlePending(ctx)
-	k := [2]string{run, id}
-	if err := c.s.settle(ctx, k); err != nil {
-		c.s.settles.Put(k, struct{}{})
-		return err
-	}
-	return nil
-}
-
-func (s *Store) settle(ctx context.Context, k [2]string) error {
-	_, err := s.db.ExecContext(ctx, `
-INSERT INTO reactguard_claims (run, id, owner, at, settled) VALUES (?, ?, ?, ?, 1)
-ON CONFLICT (run, id) DO UPDATE SET settled = 1`, blob(k[0]), blob(k[1]), s.owner.id, s.ts())
-	if err != nil {
-		return schemaErr(ctx, "settle", err)
-	}
-	return nil
-}
-
-// settlePending settles the claims whose Settle failed; those that fail
-// again stay pending.
-func (s *Store) settlePending(ctx context.Context) {
-	s.settles.Retry(func(k [2]string, _ struct{}) error { return s.settle(ctx, k) })
-}
-
-func (s *Store) setUnsure(k [2]string, unsure bool) {
-	if unsure {
-		s.unsure.Put(k, struct{}{})
-	} else {
-		s.unsure.Delete(k)
-	}
-}
-
-func (s *Store) isUnsure(k [2]string) bool {
-	_, ok := s.unsure.Get(k)
-	return ok
-}
 
 // Runs is the [runstore.Store] of a [Store]. Snapshots are stored as BLOBs,
 // exactly as given. List pages by keyset on (stopped, id) over an index, so
@@ -133,22 +18,22 @@ type Runs struct{ s *Store }
 
 var _ runstore.Store = (*Runs)(nil)
 
-// Save implements [runstore.Store.Save] with one upsert.
+// Save implements [runstore.Store.Save] with one upsert. When this Store
+// holds the resume claim of the run (a resume of it is stopping), the same
+// transaction settles the claim, and saves only while the claim is still
+// this Store's (see [Claims]).
 func (r *Runs) Save(ctx context.Context, run runstore.Run) error {
 	if err := runstore.Check(run); err != nil {
 		return err
 	}
-	_, err := r.s.db.ExecContext(ctx, `
+	err := r.s.settling(ctx, run.ID, "save run", `
 INSERT INTO reactguard_runs (id, tenant, user_id, node, kind, snapshot, stopped)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant, user_id = excluded.user_id, node = excluded.node, kind = excluded.kind,
 	snapshot = excluded.snapshot, stopped = excluded.stopped`,
 		blob(run.ID), blob(run.Owner.Tenant), blob(run.Owner.User), blob(run.Node), int(run.Kind),
 		run.Snapshot, run.Stopped.UnixMicro())
-	if err != nil {
-		return schemaErr(ctx, "save run", err)
-	}
-	return nil
+	return err
 }
 
 const runColumns = `id, tenant, user_id, node, kind, stopped`
@@ -245,11 +130,45 @@ func (r *Runs) List(ctx context.Context, f runstore.Filter) (runstore.Page, erro
 	return p, nil
 }
 
-// Delete implements [runstore.Store.Delete].
+// Delete implements [runstore.Store.Delete]; like Save, it settles the
+// resume claim this Store holds on the run in the same transaction, and
+// deletes only while the claim is still its own.
 func (r *Runs) Delete(ctx context.Context, id string) error {
-	if _, err := r.s.db.ExecContext(ctx, `DELETE FROM reactguard_runs WHERE id = ?`, blob(id)); err != nil {
-		return schemaErr(ctx, "delete run", err)
+	return r.s.settling(ctx, id, "delete run", `DELETE FROM reactguard_runs WHERE id = ?`, blob(id))
+}
+
+// settling runs q with args for run; when this Store holds a resume claim
+// on the run, q runs in one transaction with the claim's settlement, and
+// only while the claim is still its own (its token).
+func (s *Store) settling(ctx context.Context, run, op, q string, args ...any) error {
+	h, ok := s.held.Get(run)
+	if !ok || h.settled {
+		if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+			return schemaErr(ctx, op, err)
+		}
+		return nil
 	}
+	taken := false
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE reactguard_claims SET settled = 1 WHERE run = ? AND id = ? AND token = ?`, blob(run), blob(h.id), h.token)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			taken = err == nil
+			return err
+		}
+		_, err = tx.ExecContext(ctx, q, args...)
+		return err
+	})
+	if err != nil {
+		return schemaErr(ctx, op, err)
+	}
+	if taken {
+		return fmt.Errorf("sqlite: %s %s: %w: the resume claim of snapshot %s was taken over by another process", op, run, runstore.ErrLeaseLost, h.id)
+	}
+	h.settled = true
+	s.held.Put(run, h)
 	return nil
 }
 

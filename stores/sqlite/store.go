@@ -11,17 +11,23 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go driver "sqlite"
 
 	"github.com/reactguard/reactguard/internal/pending"
+	"github.com/reactguard/reactguard/runstore"
 )
 
 // DefaultBusyTimeout is how long, by default, a statement waits for
 // another connection's or process's write lock before it fails.
 const DefaultBusyTimeout = 10 * time.Second
+
+// DefaultMaxOpenConns is the size of a [Store]'s pool by default (see
+// [Options].MaxOpenConns).
+const DefaultMaxOpenConns = 1
 
 // Options configures a [Store]. The zero value (and nil) means defaults.
 type Options struct {
@@ -34,8 +40,17 @@ type Options struct {
 	// [DefaultBusyTimeout].
 	BusyTimeout time.Duration
 	// MaxOpenConns bounds the connections of the pool (database/sql); 0
-	// means 8. SQLite runs one writer at a time whatever the number.
+	// means 1. SQLite runs one writer at a time whatever the number, and
+	// more connections only wait for each other's write lock (busy
+	// timeout sleeps): measured with 32 runs at once in one process
+	// (BenchmarkRuns, docs/performance.md), one connection gave the most
+	// runs per second and the lowest p99 in most series, eight the fewest
+	// and the highest. Raise it for a store read much more than written.
+	// [Store.Backup] uses a connection of its own.
 	MaxOpenConns int
+	// OwnerCheck is how often the Store checks that its owner lock file is
+	// still its own (see [Store]); 0 means one second.
+	OwnerCheck time.Duration
 }
 
 // Store is the durable state of reactguard in one SQLite file, in WAL mode
@@ -44,17 +59,25 @@ type Options struct {
 // with [Open], call [Store.Migrate] once at start-up, hand its parts to the
 // loop, and Close it when the process no longer runs tools through it.
 type Store struct {
-	db    *sql.DB
-	path  string
-	now   func() time.Time
-	owner *owner // this process's identity for the running writes it claims
+	db   *sql.DB
+	dsn  string
+	path string
+	now  func() time.Time
+
+	omu   sync.Mutex
+	own   *owner // this process's identity for the claims it makes; replaced when its lock file is lost
+	stop  chan struct{}
+	done  chan struct{}
+	check time.Duration
 
 	closeOnce sync.Once
 	closeErr  error
 
 	pending pending.Map[string, pendingFinish] // key → a final record not yet stored
 	unsure  pending.Map[[2]string, struct{}]   // resume claims whose statement failed: maybe taken by this store
-	settles pending.Map[[2]string, struct{}]   // resume claims whose Settle failed: settled before the next Claim or Settle
+	settles pending.Map[[2]string, int64]      // resume claims (→ token) whose Settle failed: settled before the next Claim or Settle
+	writes  pending.Map[string, heldWrite]     // key → the claim of it this process holds
+	held    pending.Map[string, heldClaim]     // run → the resume claim of it this process holds
 }
 
 // pendingFinish is a final write record whose Finish failed; it is stored
@@ -62,6 +85,22 @@ type Store struct {
 type pendingFinish struct {
 	tool, result []byte
 	state, code  int
+	token        int64
+}
+
+// heldWrite is a write claim this process holds: its token and owner.
+type heldWrite struct {
+	token int64
+	own   *owner
+}
+
+// heldClaim is a resume claim this process holds: its snapshot id, token
+// and owner, and whether the save or delete of its run settled it.
+type heldClaim struct {
+	id      string
+	token   int64
+	own     *owner
+	settled bool
 }
 
 // ErrOpen is wrapped by the error of [Open] when the file cannot be opened
@@ -96,17 +135,18 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: abs}).EscapedPath()+"?"+q.Encode())
+	dsn := "file:" + (&url.URL{Path: abs}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %w", ErrOpen, abs, err)
 	}
 	n := o.MaxOpenConns
 	if n <= 0 {
-		n = 8
+		n = DefaultMaxOpenConns
 	}
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
-	s := &Store{db: db, path: abs, now: o.Now}
+	s := &Store{db: db, dsn: dsn, path: abs, now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -114,15 +154,132 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w %q: %w", ErrOpen, abs, err)
 	}
+	if err := quickCheck(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("%w %q: %w", ErrOpen, abs, err)
+	}
 	if err := s.checkVersion(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	if s.owner, err = newOwner(abs + ".owners"); err != nil {
+	if s.own, err = newOwner(abs + ".owners"); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w %q: owner lock: %w", ErrOpen, abs, err)
 	}
+	s.check = o.OwnerCheck
+	if s.check <= 0 {
+		s.check = time.Second
+	}
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	go s.watch()
 	return s, nil
+}
+
+// watch checks the owner lock file every s.check until the Store closes.
+func (s *Store) watch() {
+	defer close(s.done)
+	t := time.NewTicker(s.check)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			_, _ = s.owner()
+		}
+	}
+}
+
+// owner returns the Store's owner. When its lock file is no longer the one
+// the Store holds locked (someone removed or replaced it: to every other
+// process the owner now reads as dead), the owner is lost: the work held
+// under it is cancelled (cause wrapping runstore.ErrLeaseLost) and a new
+// owner, with a new lock file, is made for the next claims.
+func (s *Store) owner() (*owner, error) {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	if s.own.intact() {
+		return s.own, nil
+	}
+	s.own.lose(fmt.Errorf("sqlite: %w: the owner lock file %s was removed or replaced", runstore.ErrLeaseLost, s.own.id))
+	o, err := newOwner(s.own.dir)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w: a new owner lock: %w", runstore.ErrLeaseLost, err)
+	}
+	old := s.own
+	s.own = o
+	_ = old.release()
+	return o, nil
+}
+
+// current returns the Store's owner without checking it.
+func (s *Store) current() *owner {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return s.own
+}
+
+// ErrCorrupt is wrapped (with [ErrOpen]) by the error of [Open] when
+// SQLite's quick_check finds the file damaged (a torn copy of a live
+// database, a disk fault): the store refuses it rather than fail later in
+// the middle of a run. Restore the last copy made with [Store.Backup].
+var ErrCorrupt = errors.New("sqlite: the database file is damaged")
+
+// quickCheck runs PRAGMA quick_check: every page and index is read once
+// (O(size of the file)), without comparing index contents to tables.
+func quickCheck(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err)
+	}
+	defer func() { _ = rows.Close() }()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err)
+		}
+		if line != "ok" && len(problems) < 3 {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: quick_check: %s; restore the last copy made with Store.Backup", ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Backup writes a consistent copy of the database to the file path, which
+// must not exist, while the store stays in use: SQLite's VACUUM INTO reads
+// the database in one read transaction (in WAL mode, writers go on
+// meanwhile) and writes a compacted copy that includes everything
+// committed before it began, write-ahead log included. The copy is a
+// complete database: open it with [Open]. Copying the file of a live
+// database with cp, rsync or a file-system snapshot that does not include
+// the -wal file at the same instant may give a damaged copy, which [Open]
+// refuses ([ErrCorrupt]); use Backup (or the sqlite3 tool's .backup).
+func (s *Store) Backup(ctx context.Context, path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("sqlite: backup to %q: %w", path, err)
+	}
+	if _, err := os.Lstat(abs); err == nil {
+		return fmt.Errorf("sqlite: backup to %q: %w", abs, os.ErrExist)
+	}
+	// A handle of its own: the copy does not hold a connection of the
+	// store's pool for as long as it takes.
+	db, err := sql.Open("sqlite", s.dsn)
+	if err != nil {
+		return fmt.Errorf("sqlite: backup to %q: %w", abs, err)
+	}
+	defer func() { _ = db.Close() }()
+	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, abs); err != nil {
+		return fmt.Errorf("sqlite: backup to %q: %w", abs, err)
+	}
+	return nil
 }
 
 // DB returns the store's database handle.
@@ -142,7 +299,11 @@ func (s *Store) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		s.settlePending(ctx)
 		cancel()
-		s.closeErr = errors.Join(s.owner.release(), s.db.Close())
+		close(s.stop)
+		<-s.done
+		o := s.current()
+		o.lose(fmt.Errorf("sqlite: %w: the store is closed", runstore.ErrLeaseLost))
+		s.closeErr = errors.Join(o.release(), s.db.Close())
 	})
 	return s.closeErr
 }
@@ -187,6 +348,8 @@ type owner struct {
 	dir  string
 	id   string
 	file *os.File // holds the lock; nil where locks are unsupported
+	ctx  context.Context
+	lose context.CancelCauseFunc
 }
 
 func newOwner(dir string) (*owner, error) {
@@ -196,6 +359,7 @@ func newOwner(dir string) (*owner, error) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	o := &owner{dir: dir, id: hex.EncodeToString(b[:])}
+	o.ctx, o.lose = context.WithCancelCause(context.Background())
 	f, err := os.OpenFile(filepath.Join(dir, o.id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, err
@@ -210,15 +374,46 @@ func newOwner(dir string) (*owner, error) {
 	return o, nil
 }
 
+// intact reports whether the lock file at o's path is still the file o
+// holds locked (a removed or replaced file makes o read as dead to other
+// processes).
+func (o *owner) intact() bool {
+	if o.file == nil {
+		return true // locks unsupported: every owner counts as alive anyway
+	}
+	at, err := os.Stat(filepath.Join(o.dir, o.id))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	mine, err := o.file.Stat()
+	return err != nil || os.SameFile(at, mine)
+}
+
+// hold returns a context derived from ctx that is cancelled when o is
+// lost (already cancelled for a nil o: nothing is held).
+func hold(ctx context.Context, o *owner) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancelCause(ctx)
+	if o == nil {
+		cancel(fmt.Errorf("sqlite: %w: not held by this store", runstore.ErrLeaseLost))
+		return c, func() {}
+	}
+	stop := context.AfterFunc(o.ctx, func() { cancel(context.Cause(o.ctx)) })
+	return c, func() { stop(); cancel(context.Canceled) }
+}
+
 // release unlocks and removes the lock file.
 func (o *owner) release() error {
 	if o == nil || o.file == nil {
 		return nil
 	}
 	name := o.file.Name()
+	still := o.intact()
 	err := o.file.Close() // closing drops the lock
 	o.file = nil
-	return errors.Join(err, os.Remove(name))
+	if still {
+		err = errors.Join(err, os.Remove(name))
+	}
+	return err
 }
 
 // dead reports whether the owner id is known to have ended: its lock file

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/sqlite"
@@ -319,5 +320,144 @@ func TestWriteLedger_ConsumesFromItsOwnStoreOnly(t *testing.T) {
 		if got := s.WriteLedger().ConsumesFrom(tt.a); got != tt.want {
 			t.Errorf("ConsumesFrom(%s Approvals) = %v; want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// fill writes n evidence records of run through s.
+func fill(t testing.TB, s *sqlite.Store, run string, n int) {
+	t.Helper()
+	for i := range n {
+		r := evidence.Record{CallID: fmt.Sprintf("c%d", i), Tool: "t", Outcome: outcome.Success, Attempt: 1,
+			Payload: []byte(fmt.Sprintf(`{"id":"%d","text":"%s"}`, i, strings.Repeat("x", 200)))}
+		if err := s.Evidence().Append(bg, run, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Open refuses a damaged file (quick_check) with ErrCorrupt, naming what
+// is wrong, rather than fail in the middle of a run later.
+func TestOpen_RefusesADamagedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := sqlite.Open(bg, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, "r", 300)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 16*4096 {
+		t.Fatalf("the file has %d bytes; want more pages to damage", len(b))
+	}
+	// Damage a few pages past the header, as a torn copy does.
+	for i := 8 * 4096; i < 12*4096; i++ {
+		b[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.Open(bg, path, nil)
+	if !errors.Is(err, sqlite.ErrCorrupt) || !errors.Is(err, sqlite.ErrOpen) {
+		t.Fatalf("Open of a damaged file = %v; want ErrCorrupt and ErrOpen", err)
+	}
+	t.Log(err)
+}
+
+// Backup copies the database while writers go on: the copy opens (its
+// quick_check passes), holds at least everything committed before the
+// backup began, and is a database of its own.
+func TestBackup_UnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	s := openAt(t, filepath.Join(dir, "state.db"), nil)
+	fill(t, s, "before", 200)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var written [4]int
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r := evidence.Record{CallID: fmt.Sprintf("c%d", i), Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}
+				if err := s.Evidence().Append(bg, fmt.Sprintf("during-%d", w), r); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, _, err := s.WriteLedger().Begin(bg, fmt.Sprintf("k-%d-%d", w, i), "w"); err != nil {
+					t.Error(err)
+					return
+				}
+				written[w] = i + 1
+			}
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	copyPath := filepath.Join(dir, "copy.db")
+	if err := s.Backup(bg, copyPath); err != nil {
+		t.Fatalf("Backup under load = %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if err := s.Backup(bg, copyPath); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("Backup over an existing file = %v; want os.ErrExist", err)
+	}
+	c := openAt(t, copyPath, nil)
+	recs, err := c.Evidence().Records(bg, "before")
+	if err != nil || len(recs) != 200 {
+		t.Fatalf("the copy holds %d records of the run written before the backup, %v; want 200", len(recs), err)
+	}
+	during := 0
+	for w := range 4 {
+		rs, err := c.Evidence().Records(bg, fmt.Sprintf("during-%d", w))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) > written[w] {
+			t.Fatalf("the copy holds %d records of writer %d, which wrote %d", len(rs), w, written[w])
+		}
+		during += len(rs)
+	}
+	t.Logf("writers wrote %v records; the copy holds %d of them", written, during)
+	fill(t, c, "after", 1)
+	if rs, _ := s.Evidence().Records(bg, "after"); len(rs) != 0 {
+		t.Fatal("a write to the copy reached the original")
+	}
+}
+
+// Retention keeps what a snapshot within SnapshotMaxAge needs, and past it
+// the snapshot is refused as expired (fake clock shared by the store and
+// the loop).
+func TestPrune_KeepsWhatAValidSnapshotNeeds(t *testing.T) {
+	storetest.Retention(t, func(t *testing.T, now func() time.Time) (storetest.Stores, storetest.Pruner) {
+		s := open(t, &sqlite.Options{Now: now})
+		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
+				Claims: s.Claims(), Runs: s.Runs(), Close: func() { _ = s.Close() }},
+			func(ctx context.Context, before time.Time) error { _, err := s.Prune(ctx, before); return err }
+	})
+}
+
+// The pool holds one connection by default (measured: see
+// Options.MaxOpenConns), and the option's value otherwise.
+func TestOpen_PoolSize(t *testing.T) {
+	for _, tt := range []struct{ set, want int }{{0, sqlite.DefaultMaxOpenConns}, {4, 4}} {
+		s := open(t, &sqlite.Options{MaxOpenConns: tt.set})
+		if got := s.DB().Stats().MaxOpenConnections; got != tt.want {
+			t.Errorf("MaxOpenConns %d: the pool holds up to %d connections; want %d", tt.set, got, tt.want)
+		}
+	}
+	if sqlite.DefaultMaxOpenConns != 1 {
+		t.Errorf("DefaultMaxOpenConns = %d; want 1 (measured in BenchmarkRuns)", sqlite.DefaultMaxOpenConns)
 	}
 }

@@ -84,12 +84,13 @@ func serve(ctx context.Context, addr, state string, more bool, out io.Writer, re
 		return err
 	}
 	backend := &Backend{Out: out}
+	live := inbox.NewLive() // open pages update as soon as a run of this loop stops
 	loop, err := react.New(react.Config{
 		Model: Agent(), Tools: backend.Tools(),
 		Guards: &guard.Options{Ledger: store.Evidence(), Approvals: store.Approvals(), WriteLedger: store.WriteLedger()},
 		Claims: store.Claims(), Runs: store.Runs(), Audit: store.Audit(),
 		SnapshotKeys: [][]byte{key},
-		Observer:     react.DiscardObserver,
+		Observer:     live,
 	})
 	if err != nil {
 		return err
@@ -110,6 +111,7 @@ func serve(ctx context.Context, addr, state string, more bool, out io.Writer, re
 
 	h, err := inbox.New(inbox.Options{
 		Loop:         loop,
+		Live:         live,
 		Authenticate: demoSignIn,
 		SignInURL:    "/signin",
 		FormKey:      formKey(key),

@@ -1,0 +1,259 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/stores/postgres"
+)
+
+// terminate ends every server session whose application_name is name, as
+// a server restart or a failover ends a client's sessions.
+func terminate(t *testing.T, name string) int {
+	t.Helper()
+	conn, err := pgx.Connect(bg, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(bg) }()
+	var n int
+	if err := conn.QueryRow(bg, `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) t`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// The issue's first failure: the sessions of process A are terminated (as
+// a restart or a failover does) while A is inside an approved write. A's
+// lease outlives its sessions, so another process finds the write in
+// flight and A's resume claim taken, not takeable; A's work is not
+// cancelled, and A records its result once it reconnects.
+func TestLease_SurvivesTerminatedSessions(t *testing.T) {
+	name := "reactguard-lease-a"
+	a, err := postgres.Open(bg, withParam(dsn(t), "application_name", name), &postgres.Options{Lease: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b := open(t, nil)
+	key, run := "lease-terminated/"+t.Name(), "lease-run/"+t.Name()
+	rec, ok, err := a.WriteLedger().Begin(bg, key, "w")
+	if err != nil || !ok {
+		t.Fatalf("A.Begin = %v, %v; want a claim", ok, err)
+	}
+	held, release := a.WriteLedger().Hold(bg, rec)
+	defer release()
+	if ok, err := a.Claims().Claim(bg, run, "s1"); err != nil || !ok {
+		t.Fatalf("A.Claim = %v, %v", ok, err)
+	}
+	if n := terminate(t, name); n == 0 {
+		t.Fatal("A has no session to terminate")
+	}
+	deadline := time.Now().Add(4 * time.Second) // longer than A's lease
+	for time.Now().Before(deadline) {
+		got, ok, err := b.WriteLedger().Begin(bg, key, "w")
+		if err != nil || ok || got.State != guard.WriteRunning {
+			t.Fatalf("B.Begin while A lives = %+v, %v, %v; want A's write in flight", got, ok, err)
+		}
+		if ok, err := b.Claims().Claim(bg, run, "s1"); err != nil || ok {
+			t.Fatalf("B.Claim of A's resume while A lives = %v, %v; want false", ok, err)
+		}
+		if held.Err() != nil {
+			t.Fatalf("A's write was cancelled (%v) though A renews its lease", context.Cause(held))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := a.WriteLedger().Finish(bg, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteSucceeded, Token: rec.Token}); err != nil {
+		t.Fatalf("A.Finish after its sessions were terminated = %v; want it stored", err)
+	}
+	if got, _, _ := b.WriteLedger().Get(bg, key); got.State != guard.WriteSucceeded {
+		t.Fatalf("B sees %+v; want A's result", got)
+	}
+}
+
+// A process that cannot reach the database loses its lease at two thirds
+// of it: the work held under it is cancelled (cause ErrLeaseLost) while the
+// database still keeps the lease, so nobody takes the claims over before
+// the holder stopped; once the lease has expired, another process reads
+// the write as uncertain and takes the resume claim over, and everything
+// the first holder records after that is refused.
+func TestLease_LostStopsTheHolderBeforeTakeover(t *testing.T) {
+	d, p := throughProxy(t)
+	const lease = 1500 * time.Millisecond
+	a, err := postgres.Open(bg, d, &postgres.Options{Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b := open(t, nil)
+	key, run := "lease-lost/"+t.Name(), "lease-lost-run/"+t.Name()
+	rec, ok, err := a.WriteLedger().Begin(bg, key, "w")
+	if err != nil || !ok {
+		t.Fatalf("A.Begin = %v, %v", ok, err)
+	}
+	wctx, wrelease := a.WriteLedger().Hold(bg, rec)
+	defer wrelease()
+	if ok, err := a.Claims().Claim(bg, run, "s1"); err != nil || !ok {
+		t.Fatalf("A.Claim = %v, %v", ok, err)
+	}
+	cctx, crelease := a.Claims().Hold(bg, run, "s1")
+	defer crelease()
+
+	p.Cut()
+	cut := time.Now()
+	select {
+	case <-wctx.Done():
+	case <-time.After(lease):
+		t.Fatal("A's write was not cancelled within its lease")
+	}
+	lostAfter := time.Since(cut)
+	if c := context.Cause(wctx); !errors.Is(c, runstore.ErrLeaseLost) {
+		t.Fatalf("cause = %v; want ErrLeaseLost", c)
+	}
+	<-cctx.Done()
+	if c := context.Cause(cctx); !errors.Is(c, runstore.ErrLeaseLost) {
+		t.Fatalf("resume's cause = %v; want ErrLeaseLost", c)
+	}
+	// The database keeps A's lease for a third of it longer: the write is
+	// still in flight for B.
+	if got, ok, err := b.WriteLedger().Begin(bg, key, "w"); err != nil || ok || got.State != guard.WriteRunning {
+		t.Fatalf("B.Begin %v after A stopped = %+v, %v, %v; want in flight until A's lease expires", lostAfter, got, ok, err)
+	}
+	if ok, err := b.Claims().Claim(bg, run, "s1"); err != nil || ok {
+		t.Fatalf("B.Claim before A's lease expired = %v, %v; want false", ok, err)
+	}
+	time.Sleep(lease) // A's lease has expired in the database now
+	got, ok, err := b.WriteLedger().Begin(bg, key, "w")
+	if err != nil || ok || got.State != guard.WriteUncertain || got.Token != rec.Token {
+		t.Fatalf("B.Begin after A's lease expired = %+v, %v, %v; want uncertain under A's token %d", got, ok, err, rec.Token)
+	}
+	if ok, err := b.Claims().Claim(bg, run, "s1"); err != nil || !ok {
+		t.Fatalf("B.Claim after A's lease expired = %v, %v; want the takeover", ok, err)
+	}
+	// B verified the write not applied, released it and claims it again.
+	if err := b.WriteLedger().Finish(bg, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteNone, Token: got.Token}); err != nil {
+		t.Fatal(err)
+	}
+	again, ok, err := b.WriteLedger().Begin(bg, key, "w")
+	if err != nil || !ok || again.Token <= rec.Token {
+		t.Fatalf("B's claim = %+v, %v, %v; want a claim with a token above A's %d", again, ok, err, rec.Token)
+	}
+
+	p.Restore()
+	err = a.WriteLedger().Finish(bg, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteSucceeded, Token: rec.Token})
+	if !errors.Is(err, guard.ErrFenced) {
+		t.Fatalf("A.Finish of its taken-over claim = %v; want ErrFenced", err)
+	}
+	if err := a.Claims().Settle(bg, run, "s1"); !errors.Is(err, runstore.ErrLeaseLost) {
+		t.Fatalf("A.Settle of its taken-over resume claim = %v; want ErrLeaseLost", err)
+	}
+	if got, _, _ := b.WriteLedger().Get(bg, key); got.State != guard.WriteRunning || got.Token != again.Token {
+		t.Fatalf("after A's late records: %+v; want B's claim untouched", got)
+	}
+	// A works on under a new lease.
+	if _, ok, err := a.WriteLedger().Begin(bg, key+"/next", "w"); err != nil || !ok {
+		t.Fatalf("A.Begin under a new lease = %v, %v; want a claim", ok, err)
+	}
+}
+
+// A resume claim taken over after its holder lost its lease: the holder's
+// save of the run (and its delete) is refused, so the run store keeps what
+// the new holder saves, never the stale holder's state.
+func TestLease_TakenOverRunIsNotSaved(t *testing.T) {
+	d, p := throughProxy(t)
+	const lease = time.Second
+	a, err := postgres.Open(bg, d, &postgres.Options{Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b := open(t, nil)
+	run := "lease-save/" + t.Name()
+	if ok, err := a.Claims().Claim(bg, run, "s1"); err != nil || !ok {
+		t.Fatalf("A.Claim = %v, %v", ok, err)
+	}
+	p.Cut()
+	time.Sleep(lease + lease/2)
+	if ok, err := b.Claims().Claim(bg, run, "s1"); err != nil || !ok {
+		t.Fatalf("B.Claim after A's lease expired = %v, %v; want the takeover", ok, err)
+	}
+	bRun := runstore.Run{ID: run, Kind: runstore.FollowUp, Owner: runstore.Owner{User: "B"}, Snapshot: []byte("B"), Stopped: time.Now()}
+	if err := b.Runs().Save(bg, bRun); err != nil {
+		t.Fatal(err)
+	}
+	p.Restore()
+	stale := runstore.Run{ID: run, Kind: runstore.Interrupted, Snapshot: []byte("A"), Stopped: time.Now()}
+	if err := a.Runs().Save(bg, stale); !errors.Is(err, runstore.ErrLeaseLost) {
+		t.Fatalf("A.Save of a run whose claim was taken over = %v; want ErrLeaseLost", err)
+	}
+	if err := a.Runs().Delete(bg, run); !errors.Is(err, runstore.ErrLeaseLost) {
+		t.Fatalf("A.Delete of a run whose claim was taken over = %v; want ErrLeaseLost", err)
+	}
+	got, ok, err := b.Runs().Get(bg, run)
+	if err != nil || !ok || string(got.Snapshot) != "B" {
+		t.Fatalf("stored run = %q, %v, %v; want B's", got.Snapshot, ok, err)
+	}
+	if err := b.Claims().Settle(bg, run, "s1"); err != nil {
+		t.Fatalf("B.Settle after its save settled it = %v; want nil", err)
+	}
+}
+
+// A lease that disappears from the database (an operator deleted it) is
+// lost at the next claim: the claim fails with ErrLeaseLost, work held
+// under the lease is cancelled, and the Store starts a new lease.
+func TestLease_DeletedLeaseIsLost(t *testing.T) {
+	s := open(t, &postgres.Options{Lease: 5 * time.Second})
+	rec, ok, err := s.WriteLedger().Begin(bg, "lease-deleted/"+t.Name(), "w")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	held, release := s.WriteLedger().Hold(bg, rec)
+	defer release()
+	if _, err := s.Pool().Exec(bg, `DELETE FROM reactguard_leases`); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = s.WriteLedger().Begin(bg, "lease-deleted/2/"+t.Name(), "w")
+	if !errors.Is(err, runstore.ErrLeaseLost) {
+		t.Fatalf("Begin after the lease was deleted = %v; want ErrLeaseLost", err)
+	}
+	select {
+	case <-held.Done():
+	case <-time.After(5 * time.Second):
+	}
+	if !errors.Is(context.Cause(held), runstore.ErrLeaseLost) {
+		t.Fatalf("held work: %v; want cancelled with ErrLeaseLost", context.Cause(held))
+	}
+	if _, ok, err := s.WriteLedger().Begin(bg, "lease-deleted/3/"+t.Name(), "w"); err != nil || !ok {
+		t.Fatalf("Begin under a new lease = %v, %v; want a claim", ok, err)
+	}
+}
+
+// Wrong credentials are refused with ErrAuth, not reported as an
+// unreachable server (which a host would retry for ever).
+func TestOpen_BadCredentialsAreNotUnreachable(t *testing.T) {
+	d := dsn(t)
+	if !strings.Contains(d, "://") {
+		t.Skip("needs a URL DSN")
+	}
+	for _, tt := range []struct{ name, dsn string }{
+		{"wrong password", withPassword(t, d, "not-the-password")},
+		{"unknown database", withDatabase(t, d, "reactguard_no_such_database")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := postgres.Open(bg, tt.dsn, nil)
+			if !errors.Is(err, postgres.ErrAuth) || errors.Is(err, postgres.ErrUnreachable) {
+				t.Fatalf("Open = %v; want ErrAuth and not ErrUnreachable", err)
+			}
+			if strings.Contains(err.Error(), "not-the-password") {
+				t.Fatalf("the error shows the password: %v", err)
+			}
+		})
+	}
+}

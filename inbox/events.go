@@ -108,17 +108,8 @@ func (h *Handler) listEvents(w http.ResponseWriter, r *http.Request) {
 // runEvents streams one run (GET /api/events/runs/{id}): a "run" event
 // with its DetailJSON each time it changed.
 func (h *Handler) runEvents(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.identify(w, r, true)
+	id, run, _, _, ok := h.loadRequested(w, r, true)
 	if !ok {
-		return
-	}
-	run, ok := runID(r)
-	if !ok {
-		h.fail(w, r, true, notFound)
-		return
-	}
-	if _, _, err := h.load(r.Context(), id, run); err != nil {
-		h.loadFailed(w, r, true, run, err)
 		return
 	}
 	h.events(w, r, "run", func(ctx context.Context) (any, error) {

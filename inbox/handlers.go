@@ -185,19 +185,28 @@ func (h *Handler) loadFailed(w http.ResponseWriter, r *http.Request, api bool, r
 	}
 }
 
-func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.identify(w, r, false)
-	if !ok {
-		return
+// loadRequested identifies the viewer and loads the run the request
+// names; when it answers false it has written the failure (an HTML page,
+// or JSON when api is true).
+func (h *Handler) loadRequested(w http.ResponseWriter, r *http.Request, api bool) (id Identity, run string, p *react.Pending, hist []runstore.Decision, ok bool) {
+	if id, ok = h.identify(w, r, api); !ok {
+		return id, "", nil, nil, false
 	}
-	run, ok := runID(r)
-	if !ok {
-		h.fail(w, r, false, notFound)
-		return
+	if run, ok = runID(r); !ok {
+		h.fail(w, r, api, notFound)
+		return id, "", nil, nil, false
 	}
 	p, hist, err := h.load(r.Context(), id, run)
 	if err != nil {
-		h.loadFailed(w, r, false, run, err)
+		h.loadFailed(w, r, api, run, err)
+		return id, run, nil, nil, false
+	}
+	return id, run, p, hist, true
+}
+
+func (h *Handler) detail(w http.ResponseWriter, r *http.Request) {
+	id, run, p, hist, ok := h.loadRequested(w, r, false)
+	if !ok {
 		return
 	}
 	h.render(w, http.StatusOK, h.pageOf(id, "../", "run", nil, h.runViewOf(id, run, p, hist), nil))
@@ -234,18 +243,8 @@ func (h *Handler) runViewOf(id Identity, run string, p *react.Pending, hist []ru
 }
 
 func (h *Handler) apiRun(w http.ResponseWriter, r *http.Request) {
-	id, ok := h.identify(w, r, true)
+	id, run, p, hist, ok := h.loadRequested(w, r, true)
 	if !ok {
-		return
-	}
-	run, ok := runID(r)
-	if !ok {
-		h.fail(w, r, true, notFound)
-		return
-	}
-	p, hist, err := h.load(r.Context(), id, run)
-	if err != nil {
-		h.loadFailed(w, r, true, run, err)
 		return
 	}
 	out := DetailJSON{Run: run, Waiting: p != nil, History: hist}

@@ -734,6 +734,7 @@ func (r *run) toolEvent(c ToolCall, i int, obs observation.Observation, dur time
 		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: rep.Builtin,
 		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur, Err: obs.Cause(),
 		Position: i, Layers: rep.Layers, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name),
+		Provenance: rep.Provenance,
 	}
 }
 

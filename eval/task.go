@@ -80,6 +80,9 @@ type TaskExpect struct {
 	Steps []StepExpect `json:"steps,omitempty"`
 	// Missing are the missing items, in order.
 	Missing []string `json:"missing,omitempty"`
+	// Continue, when set, is whether continuing could complete a missing
+	// item ([task.Result].Continue).
+	Continue *bool `json:"continue,omitempty"`
 	// Refused are the codes of the refusals the final answer got, in order.
 	Refused []errcode.Code `json:"refused,omitempty"`
 	// Suspensions is the number of times the task stopped for a person.
@@ -324,6 +327,9 @@ func (c *TaskCase) RunTask(ctx context.Context, model react.Model) TaskResult {
 	}
 	if !slices.Equal(missing, e.Missing) {
 		diff("missing %q, want %q", missing, e.Missing)
+	}
+	if e.Continue != nil && res.Continue != *e.Continue {
+		diff("continue %v, want %v", res.Continue, *e.Continue)
 	}
 	var refused []errcode.Code
 	if n := len(res.Steps); n > 0 && c.Final != nil && res.Steps[n-1].Step == c.Final.Name {

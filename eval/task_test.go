@@ -24,7 +24,7 @@ func TestBuiltinTasks_ScriptedPass(t *testing.T) {
 	}
 	var b bytes.Buffer
 	require.NoError(t, eval.WriteTasksMarkdown(&b, results))
-	assert.Contains(t, b.String(), "6/6 task cases passed.")
+	assert.Contains(t, b.String(), "11/11 task cases passed.")
 	assert.Contains(t, b.String(), "| `task-04-partial-success-accepted` | partially_met | true |")
 }
 
@@ -42,5 +42,11 @@ func TestTaskCase_Mislabelled(t *testing.T) {
 		bad = *c
 		bad.Expect.Refused = append(bad.Expect.Refused[:len(bad.Expect.Refused):len(bad.Expect.Refused)], 42273)
 		assert.Falsef(t, bad.RunTask(context.Background(), nil).Passed, "%s with a refusal that did not happen", c.ID)
+		if c.Expect.Continue != nil {
+			bad = *c
+			flipped := !*c.Expect.Continue
+			bad.Expect.Continue = &flipped
+			assert.Falsef(t, bad.RunTask(context.Background(), nil).Passed, "%s with continue %v", c.ID, flipped)
+		}
 	}
 }

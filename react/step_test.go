@@ -432,6 +432,35 @@ func TestRun_StepOnStaleSource(t *testing.T) {
 	assert.Contains(t, res.Step.Reason, "the result of quote does not serve the goal: the result of quote is 2h0m0s old")
 }
 
+// A required output set from an accepted job's result (not done yet)
+// does not satisfy the step either: an accepted result is never done at
+// once. The same output from the polled, done result does.
+func TestRun_StepOnAcceptedSource(t *testing.T) {
+	job := newFake("export", tool.Read, ok(map[string]string{"job": "j-1", "status": "running"}))
+	job.Contract = &tool.Contract{Async: &tool.Async{Poll: "export", Param: "job", Pending: func(r any) (string, bool) {
+		m := r.(map[string]string)
+		return m["job"], m["status"] == "running"
+	}}}
+	job.InputSchema = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"job": {Type: "string"}}}
+	node := react.Node{Tools: []string{"export"}, Outputs: []react.Output{{Key: "job", Required: true}}}
+	m := newScript(turn(call("c1", "export", `{}`)),
+		turn(call("o", react.ToolOutputSet, `{"key":"job","value":"j-1","sourceType":"tool_result","sourceRef":"c1"}`)),
+		turn(call("f", react.ToolFinish, `{}`)))
+	res := stepEnv(t, m, job.Tool).run(node, "export")
+	assert.Equal(t, react.GoalMet, res.Goal)
+	assert.Equal(t, react.BusinessAccepted, res.Calls[0].Business)
+	assert.Equal(t, react.StepInsufficient, res.Step.Status, "an output from an accepted job's result")
+	assert.Contains(t, res.Step.Reason, "the result of export does not serve the goal")
+
+	done := newFake("export", tool.Read, ok(map[string]string{"job": "j-1", "status": "done"}))
+	done.Contract, done.InputSchema = job.Contract, job.InputSchema
+	m = newScript(turn(call("c1", "export", `{}`)),
+		turn(call("o", react.ToolOutputSet, `{"key":"job","value":"j-1","sourceType":"tool_result","sourceRef":"c1"}`)),
+		turn(call("f", react.ToolFinish, `{}`)))
+	res = stepEnv(t, m, done.Tool).run(node, "export")
+	assert.Equal(t, react.StepSatisfied, res.Step.Status, "the same output from a done result")
+}
+
 func TestLoop_CheckNode(t *testing.T) {
 	q := quoteTool(stepNow)
 	e := newEnv(t, newScript(), q.Tool)

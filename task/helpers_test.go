@@ -162,8 +162,18 @@ func newWorld(t testing.TB) *world {
 		at, _ := time.Parse(time.RFC3339, r.(map[string]any)["at"].(string))
 		return evidence.Provenance{FetchedAt: at, Source: "prices-api"}
 	}}
+	page := tool.New("visit_page", "Read a web page.", func(context.Context, struct{}) (map[string]string, error) {
+		return map[string]string{"title": "Verify you are human"}, nil
+	})
+	page.Effect = tool.Read
+	page.Contract = &tool.Contract{Blocked: func(r any) (tool.Wall, string) {
+		if r.(map[string]string)["title"] == "Verify you are human" {
+			return tool.WallCaptcha, "the page asks to prove you are human"
+		}
+		return tool.NoWall, ""
+	}}
 	var err error
-	w.catalog, err = tool.NewCatalog(search, book, suggest, quote)
+	w.catalog, err = tool.NewCatalog(search, book, suggest, quote, page)
 	require.NoError(t, err)
 	return w
 }

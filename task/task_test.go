@@ -162,6 +162,43 @@ func TestTask_PartialSuccessByRule(t *testing.T) {
 	}
 }
 
+// A step stopped by a wall (a captcha page) is blocked, not failed: the
+// rule lets it be missing, so the task is partially met, and continuing
+// could complete it (a person may clear the wall); the final step is told
+// so.
+func TestTask_BlockedStep(t *testing.T) {
+	w := newWorld(t)
+	m := newRouted()
+	searchTurns(m)
+	m.on("policy",
+		turn(call("p1", "visit_page", `{}`)),
+		turn(call("p2", react.ToolFail, `{"reason":"a captcha blocks the page"}`)))
+	m.on("answer", finish("a1", "I found Alpen (h-1); I could not read the hotel's policy page."))
+	def := task.Task{
+		Name: "policy",
+		Steps: []task.Step{
+			{Name: "search", Node: react.Node{Instructions: "STEP search: find a hotel", Tools: []string{"search_hotels"},
+				Outputs: []react.Output{{Key: "hotel_id", Required: true}}}, Next: []task.Edge{{To: "policy"}}},
+			{Name: "policy", Node: react.Node{Instructions: "STEP policy: read the policy page", Tools: []string{"visit_page"},
+				Outputs: []react.Output{{Key: "window", Required: true}}}},
+		},
+		Final:      &task.Step{Name: "answer", Node: react.Node{Instructions: "STEP answer: tell the user"}},
+		Acceptance: task.Acceptance{Required: []string{"search"}, Optional: []string{"policy"}, MustSay: map[string]string{"policy": "could not read"}},
+	}
+	r, err := task.New(w.loopOf(t, m, nil), def, nil)
+	require.NoError(t, err)
+	res, err := r.Run(ctx, "Find a hotel in Bern and its cancellation window.")
+	require.NoError(t, err)
+	assert.Equal(t, task.PartiallyMet, res.Status)
+	require.Len(t, res.Steps, 3)
+	assert.Equal(t, react.StepBlocked, res.Steps[1].Status, "a run that failed after a wall is blocked")
+	assert.Equal(t, errcode.ToolBlocked, res.Steps[1].Calls[0].Code)
+	require.Len(t, res.Missing, 1)
+	assert.Equal(t, task.Missing{Item: "policy", Status: react.StepBlocked, Why: "a captcha blocks the page", Continue: true, MustSay: "could not read"}, res.Missing[0])
+	assert.True(t, res.Continue, "a person or time may clear a wall")
+	assert.Contains(t, m.system("answer"), "- policy: blocked: a captcha blocks the page; the answer must say: could not read")
+}
+
 // An answer that states a fact of a step that is not verified — a price
 // from a stale quote — is refused with a next step; the answer that says
 // it is not verified is accepted.

@@ -21,6 +21,10 @@ const (
 	// ToolCallInvalid: the model's tool call itself is malformed (no call id,
 	// a call id repeated within one turn, no tool name).
 	ToolCallInvalid Code = 40003
+	// ToolCallCutOff: the model's turn ended at its output limit (a finish
+	// reason such as length, max_tokens or MAX_TOKENS), so the calls it
+	// carries may be incomplete; none of them runs.
+	ToolCallCutOff Code = 40005
 	// CatalogDenied: the tool is unknown or not visible to the node.
 	CatalogDenied Code = 40401
 	// ParamProvenanceMismatch: a parameter's value does not come from the
@@ -152,6 +156,7 @@ var table = map[Code]info{
 	ArgJSONInvalid:               {"ARG_JSON_INVALID", LayerCall, ClassInvalidRequest, "the arguments of {tool} are not a JSON object: {detail}"},
 	ArgRejected:                  {"ARG_REJECTED", LayerCall, ClassInvalidRequest, "argument {field} of {tool} was rejected: {detail}"},
 	ToolCallInvalid:              {"TOOL_CALL_INVALID", LayerCall, ClassInvalidRequest, "the tool call is malformed: {detail}"},
+	ToolCallCutOff:               {"TOOL_CALL_CUT_OFF", LayerCall, ClassInvalidRequest, "the call of {tool} was not run: the turn ended at the output limit ({reason}), so its arguments may be incomplete"},
 	CatalogDenied:                {"CATALOG_DENIED", LayerCall, ClassNone, "tool {tool} is not available in this node"},
 	ParamProvenanceMismatch:      {"PARAM_PROVENANCE_MISMATCH", LayerCall, ClassNone, "the value of {param} for {tool} does not come from {source}"},
 	ParamProvenanceQueryFirst:    {"PARAM_PROVENANCE_QUERY_FIRST", LayerCall, ClassNone, "{param} of {tool} must come from a result of {source}, and {source} has not returned one yet"},

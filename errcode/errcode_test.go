@@ -77,7 +77,7 @@ func TestEveryCode(t *testing.T) {
 			// Only temporarily-unavailable is retryable by default.
 			assert.Equal(t, c.Class() == errcode.ClassTemporarilyUnavailable, c.Retryable())
 			// Codes decided before execution have no execution status.
-			if c.Layer() == errcode.LayerCall && c != errcode.ArgJSONInvalid && c != errcode.ArgRejected && c != errcode.ToolCallInvalid {
+			if c.Layer() == errcode.LayerCall && c != errcode.ArgJSONInvalid && c != errcode.ArgRejected && c != errcode.ToolCallInvalid && c != errcode.ToolCallCutOff {
 				assert.Equal(t, errcode.ClassNone, c.Class())
 			}
 		})
@@ -88,7 +88,7 @@ func TestEveryCode(t *testing.T) {
 // adds a row; no row may change or disappear (a retired code keeps its id).
 func TestIDsArePinned(t *testing.T) {
 	pinned := map[string]uint32{
-		"ARG_JSON_INVALID": 40001, "ARG_REJECTED": 40002, "TOOL_CALL_INVALID": 40003, "MCP_INVALID_PARAMS": 40004,
+		"ARG_JSON_INVALID": 40001, "ARG_REJECTED": 40002, "TOOL_CALL_INVALID": 40003, "MCP_INVALID_PARAMS": 40004, "TOOL_CALL_CUT_OFF": 40005,
 		"TOOL_FORBIDDEN": 40301, "CATALOG_DENIED": 40401, "TOOL_NOT_FOUND": 40402, "WRITE_IN_FLIGHT": 40901,
 		"TOOL_BUSINESS_FAILED": 42201, "PARAM_PROVENANCE_MISMATCH": 42211, "PARAM_PROVENANCE_QUERY_FIRST": 42212,
 		"PARAM_PROVENANCE_FOLLOW_UP_FIRST": 42213, "PARAM_PROVENANCE_REJECTED": 42214,

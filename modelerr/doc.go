@@ -19,7 +19,8 @@
 //
 // # Errors
 //
-// Every adapter (adapters/openai, adapters/anthropic) returns an
+// Every model adapter (adapters/openai, adapters/openairesponses,
+// adapters/anthropic, adapters/gemini, adapters/bedrock) returns an
 // [*Error] from Generate: the kind, the HTTP status, the server's
 // Retry-After and the cause. The cause stays in the chain, so errors.As
 // with an SDK's own error type and errors.Is with context.DeadlineExceeded

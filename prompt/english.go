@@ -77,6 +77,7 @@ var englishTexts = map[Key]string{
 	ReasonCallWithoutName:    "it names no tool",
 	ReasonCallIDTooLong:      "its call id is longer than {max} bytes",
 	ReasonCallNameTooLong:    "its tool name is longer than {max} bytes",
+	NextCallCutOff:           "call {tool} again with shorter arguments, or with fewer calls in one turn; if the call cannot be shorter, tell the user with builtin_node_follow_up that the model's output limit must be raised",
 	ReasonArgumentEmpty:      "it is empty",
 	ReasonConfirmsWrite:      "it asks the user to confirm a write",
 	ReasonEchoesUser:         "it repeats what the user already said",

@@ -111,6 +111,7 @@ const (
 	ToolOutputSetDescription Key = 514 // TOOL_OUTPUT_SET_DESCRIPTION: description of builtin_output_set
 	ReasonCallIDTooLong      Key = 515 // REASON_CALL_ID_TOO_LONG: {detail} of TOOL_CALL_INVALID for a call id longer than {max} bytes
 	ReasonCallNameTooLong    Key = 516 // REASON_CALL_NAME_TOO_LONG: {detail} of TOOL_CALL_INVALID for a tool name longer than {max} bytes
+	NextCallCutOff           Key = 520 // NEXT_CALL_CUT_OFF: call {tool} again with shorter arguments (or fewer calls a turn), or ask for a higher output limit (TOOL_CALL_CUT_OFF)
 )
 
 var keyNames = map[Key]string{
@@ -196,6 +197,7 @@ var keyNames = map[Key]string{
 	ToolOutputSetDescription: "TOOL_OUTPUT_SET_DESCRIPTION",
 	ReasonCallIDTooLong:      "REASON_CALL_ID_TOO_LONG",
 	ReasonCallNameTooLong:    "REASON_CALL_NAME_TOO_LONG",
+	NextCallCutOff:           "NEXT_CALL_CUT_OFF",
 }
 
 // String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".

@@ -104,7 +104,7 @@ func (r *run) rejectedStatus(code errcode.Code, i int) CallStatus {
 		return CallUnpaired
 	case errcode.CatalogDenied:
 		return CallUnknownTool
-	case errcode.ArgJSONInvalid, errcode.ArgRejected:
+	case errcode.ArgJSONInvalid, errcode.ArgRejected, errcode.ToolCallCutOff:
 		return CallInvalidArgs
 	}
 	return CallRefused

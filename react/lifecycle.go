@@ -118,6 +118,10 @@ type ToolStartEvent struct {
 	Tool   string
 	// Builtin reports a call that runs as a built-in control tool.
 	Builtin bool
+	// Description is the description the model was given of the tool
+	// (telemetry's gen_ai.tool.description); "" for a malformed call or a
+	// tool the node does not offer.
+	Description string
 	// Args are the arguments exactly as the model sent them (maybe not
 	// JSON). They are the loop's: read them during the call only.
 	Args json.RawMessage
@@ -284,7 +288,7 @@ func (r *run) dispatch(ctx context.Context, c ToolCall, i int, out *callResult, 
 	_, bad := r.wave.invalid[i]
 	builtin := !bad && r.runsBuiltin(c.Name)
 	re := r.roundEvent()
-	tctx := emit(ctx, Event{Kind: EventToolStart, RoundEvent: re, ToolStart: &ToolStartEvent{RoundEvent: re, CallID: c.ID, Tool: c.Name, Builtin: builtin, Args: c.Args}})
+	tctx := emit(ctx, Event{Kind: EventToolStart, RoundEvent: re, ToolStart: &ToolStartEvent{RoundEvent: re, CallID: c.ID, Tool: c.Name, Builtin: builtin, Description: r.description(c.Name, bad), Args: c.Args}})
 	returned := false
 	defer func() {
 		if !returned {
@@ -335,3 +339,24 @@ func (r *run) observe(ctx context.Context, e Event) context.Context {
 // hears reports whether an event of kind k is read by anyone, so that the
 // loop builds only the events somebody reads.
 func (r *run) hears(k EventKind) bool { return r.sink != nil || r.wants.Has(k) }
+
+// description is the description of the tool name as the model was given
+// it: the visible catalog tool's, or the built-in's spec; "" for a
+// malformed call (bad) or a tool the node does not offer.
+func (r *run) description(name string, bad bool) string {
+	if bad {
+		return ""
+	}
+	if t, ok := r.visible[name]; ok {
+		return t.Description
+	}
+	if !isBuiltin(name) {
+		return ""
+	}
+	for i := len(r.specs) - 1; i >= 0; i-- { // the built-ins come last
+		if r.specs[i].Name == name {
+			return r.specs[i].Description
+		}
+	}
+	return ""
+}

@@ -33,6 +33,12 @@ type Message struct {
 	// IsError reports that the tool result is not a SUCCESS (RoleTool);
 	// adapters map it to fields such as Anthropic's is_error.
 	IsError bool `json:"is_error,omitempty"`
+	// Parts are the pieces of an assistant turn in the order the API
+	// produced them, with what the API asks to get back (see [Part]);
+	// nil when the model gave none or they were inconsistent. An adapter
+	// replays a turn from its Parts when it has them, else from Content
+	// and ToolCalls.
+	Parts []Part `json:"parts,omitempty"`
 }
 
 // ToolCall is one tool call the model made.
@@ -85,6 +91,10 @@ type Response struct {
 	// Usage is the turn's token usage; nil when the API did not report
 	// it (a zero count that was reported is a non-nil Usage of zeros).
 	Usage *Usage
+	// Parts are the turn's pieces in the order the API produced them
+	// (see [Part]), kept in the assistant [Message] for the adapter to
+	// replay; nil when the adapter gives none.
+	Parts []Part
 }
 
 // Usage is the token usage of one model turn as the API reported it,
@@ -121,6 +131,24 @@ type ModelInfo struct {
 	Provider string
 	// Name is the model requests are sent to ("gpt-4.1"); "" when unknown.
 	Name string
+	// ServerAddress and ServerPort are the host and port of the endpoint
+	// requests go to ("api.openai.com", 443), for telemetry's
+	// server.address and server.port; "" and 0 when unknown.
+	ServerAddress string
+	ServerPort    int
+	// Temperature, TopP and MaxTokens are the request parameters the host
+	// set on the model (nil and 0 when it left them to the API), for
+	// telemetry's gen_ai.request.*. An adapter that sends a default of
+	// its own (Anthropic's required max_tokens) reports it.
+	Temperature *float64
+	TopP        *float64
+	MaxTokens   int64
+	// SystemApart reports an API that takes the system instructions apart
+	// from the chat history (Anthropic's system, Gemini's
+	// systemInstruction, Bedrock's system, the Responses API's
+	// instructions): telemetry records the system messages as
+	// gen_ai.system_instructions rather than as input messages.
+	SystemApart bool
 }
 
 // Describer is implemented by a [Model] that can say which provider and

@@ -96,8 +96,9 @@ type wave struct {
 
 // problem is what is wrong with a malformed call.
 type problem struct {
-	Kind string `json:"kind"`         // no_id, id_repeated, no_name
-	ID   string `json:"id,omitempty"` // the repeated id (id_repeated)
+	Kind   string `json:"kind"`             // no_id, id_repeated, no_name, ..., cut_off
+	ID     string `json:"id,omitempty"`     // the repeated id (id_repeated)
+	Reason string `json:"reason,omitempty"` // the turn's finish reason (cut_off)
 }
 
 const (
@@ -106,6 +107,7 @@ const (
 	problemNoName      = "no_name"
 	problemIDTooLong   = "id_too_long"
 	problemNameTooLong = "name_too_long"
+	problemCutOff      = "cut_off" // the turn ended at the output limit (CutOff)
 )
 
 // MaxCallID and MaxToolName bound, in bytes, the call id and the tool name
@@ -295,6 +297,7 @@ func (r *run) appendAssistant(resp Response) {
 	m := Message{Role: RoleAssistant, Content: validText(resp.Text)}
 	var invalid map[int]problem
 	var args []byte // the calls' arguments, copied into one buffer
+	cut := len(resp.ToolCalls) > 0 && CutOff(resp.FinishReason)
 	if len(resp.ToolCalls) > 0 {
 		m.ToolCalls = make([]ToolCall, len(resp.ToolCalls))
 		n := 0
@@ -331,6 +334,8 @@ func (r *run) appendAssistant(resp Response) {
 			p = problem{Kind: problemNoName}
 		case len(c.Name) > MaxToolName:
 			p = problem{Kind: problemNameTooLong}
+		case cut:
+			p = problem{Kind: problemCutOff, Reason: resp.FinishReason}
 		}
 		if p.Kind != "" {
 			if invalid == nil {
@@ -340,6 +345,7 @@ func (r *run) appendAssistant(resp Response) {
 		}
 		m.ToolCalls[i] = c
 	}
+	m.Parts = keptParts(resp.Parts, len(m.ToolCalls))
 	r.appendMsg(m)
 	r.roundOpen = true
 	if len(m.ToolCalls) > 0 {
@@ -526,6 +532,11 @@ func (r *run) call(ctx context.Context, c ToolCall, i int, out *callResult) erro
 			out.dur = r.l.now().Sub(start)
 		}
 		return nil
+	}
+	if p, bad := r.wave.invalid[i]; bad && p.Kind == problemCutOff {
+		return res(observation.Rejected(errcode.ToolCallCutOff,
+			r.cat.Reason(errcode.ToolCallCutOff, "tool", c.Name, "reason", p.Reason),
+			r.cat.Text(prompt.NextCallCutOff, "tool", c.Name)), nil)
 	}
 	if p, bad := r.wave.invalid[i]; bad {
 		return res(observation.Rejected(errcode.ToolCallInvalid,

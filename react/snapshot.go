@@ -208,6 +208,7 @@ type wireMessage struct {
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	ToolName   string     `json:"tool_name,omitempty"`
 	IsError    bool       `json:"is_error,omitempty"`
+	Parts      []Part     `json:"parts,omitempty"` // Data as base64
 }
 
 type wireCall struct {
@@ -335,7 +336,7 @@ func (w *wireInputs) inputs() *Inputs {
 func toWire(msgs []Message) []wireMessage {
 	out := make([]wireMessage, len(msgs))
 	for i, m := range msgs {
-		w := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError}
+		w := wireMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, ToolName: m.ToolName, IsError: m.IsError, Parts: m.Parts}
 		if len(m.ToolCalls) > 0 {
 			w.ToolCalls = make([]wireCall, len(m.ToolCalls))
 			for k, c := range m.ToolCalls {
@@ -350,7 +351,7 @@ func toWire(msgs []Message) []wireMessage {
 func fromWire(ws []wireMessage) []Message {
 	out := make([]Message, 1, len(ws)+16) // msgs[0] is the system slot
 	for _, w := range ws {
-		m := Message{Role: w.Role, Content: w.Content, ToolCallID: w.ToolCallID, ToolName: w.ToolName, IsError: w.IsError}
+		m := Message{Role: w.Role, Content: w.Content, ToolCallID: w.ToolCallID, ToolName: w.ToolName, IsError: w.IsError, Parts: w.Parts}
 		if len(w.ToolCalls) > 0 {
 			m.ToolCalls = make([]ToolCall, len(w.ToolCalls))
 			for k, c := range w.ToolCalls {
@@ -670,6 +671,9 @@ func (s *snapState) check() error {
 			}
 			ids[c.ID] = true
 		}
+		if len(m.Parts) > 0 && (m.Role != RoleAssistant || len(keptParts(m.Parts, len(m.ToolCalls))) != len(m.Parts)) {
+			return fmt.Errorf("message %d has parts that do not fit its calls", i)
+		}
 	}
 	if len(s.Carry) > MaxCarried {
 		return errors.New("too many carried entries")
@@ -766,6 +770,10 @@ func (s *snapState) checkWave(w *wireWave) error {
 		}
 		switch p.Kind {
 		case problemNoID, problemIDRepeated, problemNoName, problemIDTooLong, problemNameTooLong:
+		case problemCutOff:
+			if !CutOff(p.Reason) {
+				return fmt.Errorf("call cut off for the finish reason %q", p.Reason)
+			}
 		default:
 			return fmt.Errorf("unknown call problem %q", p.Kind)
 		}

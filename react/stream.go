@@ -34,6 +34,11 @@ type Chunk struct {
 	// when this chunk does not say): a later Usage replaces an earlier
 	// one, so an adapter whose API reports usage in pieces sends the sum.
 	Usage *Usage
+	// Parts are the turn's pieces in order (see [Part]), as far as the
+	// adapter assembled them (nil when this chunk does not say): a later
+	// Parts replaces an earlier one, so an adapter sends them once, with
+	// its last chunk.
+	Parts []Part
 }
 
 // StreamModel is a [Model] that can also deliver a turn as it is
@@ -80,8 +85,8 @@ const MaxStreamCalls = 1024
 // Assembler puts the chunks of one streamed turn together into a
 // [Response]: the text fragments concatenated, each call's fragments
 // joined by its index (in the order the calls first appear), the first
-// non-empty ID and Model, the last non-empty FinishReason and the last
-// Usage. It keeps every call's arguments exactly as sent, complete or
+// non-empty ID and Model, the last non-empty FinishReason, the last
+// Usage and the last non-nil Parts. It keeps every call's arguments exactly as sent, complete or
 // not: whether the turn is complete is for the stream to say (see
 // [StreamModel]); an argument text cut by a token limit stays invalid
 // JSON, which the loop answers REJECTED without executing it. The zero
@@ -94,6 +99,7 @@ type Assembler struct {
 	model  string
 	finish string
 	usage  *Usage
+	parts  []Part
 }
 
 // assembling is a call whose fragments are being joined.
@@ -120,6 +126,9 @@ func (a *Assembler) Add(c Chunk) error {
 	if c.Usage != nil {
 		u := *c.Usage
 		a.usage = &u
+	}
+	if c.Parts != nil {
+		a.parts = c.Parts
 	}
 	if d := c.Call; d != nil {
 		return a.addCall(d)
@@ -164,7 +173,7 @@ func (a *Assembler) addCall(d *CallDelta) error {
 // Response returns the assembled turn and resets a for the next one; the
 // Response owns its memory.
 func (a *Assembler) Response() Response {
-	resp := Response{Text: a.text.String(), ID: a.id, Model: a.model, FinishReason: a.finish, Usage: a.usage}
+	resp := Response{Text: a.text.String(), ID: a.id, Model: a.model, FinishReason: a.finish, Usage: a.usage, Parts: a.parts}
 	if len(a.calls) > 0 {
 		resp.ToolCalls = make([]ToolCall, len(a.calls))
 		for i, c := range a.calls {

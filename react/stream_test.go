@@ -319,7 +319,8 @@ func TestRunStreamCutCallNeverExecutes(t *testing.T) {
 }
 
 // A call whose arguments a token limit cut is answered REJECTED
-// (ARG_JSON_INVALID), never run, never replaced by a valid {}.
+// (TOOL_CALL_CUT_OFF: the turn ended at max_tokens), never run, never
+// replaced by a valid {}.
 func TestRunStreamCutByTokenLimit(t *testing.T) {
 	s := newStreamLoop(t,
 		reacttest.StreamTurn{Chunks: []react.Chunk{chunkCall(0, "c1", "pay", `{"to":"alice","amo`), {FinishReason: "max_tokens"}}},
@@ -330,7 +331,7 @@ func TestRunStreamCutByTokenLimit(t *testing.T) {
 	assert.Equal(t, react.Finished, res.Status)
 	require.NotEmpty(t, res.Calls)
 	assert.Equal(t, outcome.Rejected, res.Calls[0].Outcome)
-	assert.Equal(t, errcode.ArgJSONInvalid, res.Calls[0].Code)
+	assert.Equal(t, errcode.ToolCallCutOff, res.Calls[0].Code)
 	assert.Zero(t, s.pay.executions())
 }
 

@@ -1,30 +1,30 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
+	"github.com/reactguard/reactguard/modelkit"
 	"github.com/reactguard/reactguard/react"
 )
 
-// turn is one message under construction: its role and blocks.
-type turn struct {
-	user   bool
-	blocks []sdk.ContentBlockParamUnion
-}
+// API names this adapter's wire format in [react.Part].API: the opaque
+// parts it writes (thinking blocks) are sent back only by it.
+const API = "anthropic"
 
 // toMessages converts the loop's history into the top-level system blocks
-// and the messages of a Messages API request:
+// and the messages of a Messages API request, through [modelkit.Turns]:
 //
 //   - system messages become top-level system text blocks, in order;
 //   - user messages become text blocks of a user message;
-//   - assistant messages become an assistant message with a text block
-//     and one tool_use block per tool call;
+//   - assistant messages become an assistant message with its blocks in
+//     the order the API sent them (its Parts: text blocks apart and in
+//     their place between tool_use blocks, thinking blocks sent back with
+//     their signatures), or, for a turn without Parts (another model's),
+//     a text block and one tool_use block per tool call;
 //   - tool messages become tool_result blocks (tool_use_id, the text,
 //     is_error from [react.Message.IsError]) of a user message.
 //
@@ -34,65 +34,74 @@ type turn struct {
 // left out (the API refuses empty text blocks) and a message left with no
 // block is dropped.
 func toMessages(history []react.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, error) {
-	var system []sdk.TextBlockParam
-	var turns []turn
-	for i, m := range history {
-		t := turn{user: true}
-		switch m.Role {
-		case react.RoleSystem:
-			if m.Content != "" {
-				system = append(system, sdk.TextBlockParam{Text: m.Content})
-			}
-			continue
-		case react.RoleUser:
-			if m.Content != "" {
-				t.blocks = append(t.blocks, sdk.NewTextBlock(m.Content))
-			}
-		case react.RoleAssistant:
-			t.user = false
-			if m.Content != "" {
-				t.blocks = append(t.blocks, sdk.NewTextBlock(m.Content))
-			}
-			for _, tc := range m.ToolCalls {
-				t.blocks = append(t.blocks, sdk.NewToolUseBlock(tc.ID, toolInput(tc.Args), tc.Name))
-			}
-		case react.RoleTool:
-			if m.ToolCallID == "" {
-				return nil, nil, fmt.Errorf("message %d: tool result without a tool call id", i)
-			}
-			t.blocks = append(t.blocks, toolResult(m))
-		default:
-			return nil, nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
-		}
-		if len(t.blocks) == 0 {
-			continue
-		}
-		if n := len(turns); n > 0 && turns[n-1].user == t.user {
-			turns[n-1].blocks = append(turns[n-1].blocks, t.blocks...)
-			continue
-		}
-		turns = append(turns, t)
+	sys, turns, err := modelkit.Turns(history, API)
+	if err != nil {
+		return nil, nil, err
 	}
-	out := make([]sdk.MessageParam, len(turns))
-	for i, t := range turns {
-		if !t.user {
-			out[i] = sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: t.blocks}}
+	var system []sdk.TextBlockParam
+	for _, s := range sys {
+		system = append(system, sdk.TextBlockParam{Text: s})
+	}
+	out := make([]sdk.MessageParam, 0, len(turns))
+	for _, t := range turns {
+		blocks := make([]sdk.ContentBlockParamUnion, 0, len(t.Blocks))
+		for _, b := range t.Blocks {
+			switch b.Kind {
+			case modelkit.BlockText:
+				if b.Text != "" {
+					blocks = append(blocks, sdk.NewTextBlock(b.Text))
+				}
+			case modelkit.BlockCall:
+				blocks = append(blocks, sdk.NewToolUseBlock(b.Call.ID, modelkit.ObjectArgs(b.Call.Args), b.Call.Name))
+			case modelkit.BlockResult:
+				blocks = append(blocks, toolResult(b.Result))
+			case modelkit.BlockOpaque:
+				if tb, ok := thinkingBlock(b.Data); ok {
+					blocks = append(blocks, tb)
+				}
+			}
+		}
+		if len(blocks) == 0 {
 			continue
 		}
-		slices.SortStableFunc(t.blocks, func(a, b sdk.ContentBlockParamUnion) int {
-			return resultRank(a) - resultRank(b)
-		})
-		out[i] = sdk.MessageParam{OfUser: &sdk.UserMessageParam{Content: t.blocks}}
+		if t.Assistant {
+			out = append(out, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: blocks}})
+			continue
+		}
+		out = append(out, sdk.MessageParam{OfUser: &sdk.UserMessageParam{Content: blocks}})
 	}
 	return system, out, nil
 }
 
-// resultRank orders tool_result blocks before any other block.
-func resultRank(b sdk.ContentBlockParamUnion) int {
-	if b.OfToolResult != nil {
-		return 0
+// thinking is the opaque part of a thinking or redacted_thinking block:
+// what the API wants back, unchanged, when extended thinking is on.
+type thinking struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// thinkingBlock rebuilds a thinking block from its opaque part; false for
+// data that is not one.
+func thinkingBlock(data []byte) (sdk.ContentBlockParamUnion, bool) {
+	var th thinking
+	if err := json.Unmarshal(data, &th); err != nil {
+		return sdk.ContentBlockParamUnion{}, false
 	}
-	return 1
+	switch th.Type {
+	case "thinking":
+		return sdk.NewThinkingBlock(th.Signature, th.Thinking), true
+	case "redacted_thinking":
+		return sdk.NewRedactedThinkingBlock(th.Data), true
+	}
+	return sdk.ContentBlockParamUnion{}, false
+}
+
+// thinkingPart is the opaque part of a thinking block.
+func thinkingPart(th thinking) react.Part {
+	b, _ := json.Marshal(th) // strings only: cannot fail
+	return react.Part{Kind: react.PartOpaque, API: API, Data: b}
 }
 
 // toolResult is the tool_result block of one tool message.
@@ -102,22 +111,6 @@ func toolResult(m react.Message) sdk.ContentBlockParamUnion {
 		r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: m.Content}}}
 	}
 	return sdk.ContentBlockParamUnion{OfToolResult: &r}
-}
-
-// emptyInput stands in for arguments that are not a JSON object.
-var emptyInput = json.RawMessage(`{}`)
-
-// toolInput is the input of a tool_use block: the arguments verbatim when
-// they are a JSON object, else an empty object. The API only produces
-// objects, so anything else came from elsewhere (a history recorded with
-// another model); the tool result paired with the call already explains
-// the rejection.
-func toolInput(args json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(args)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return emptyInput
-	}
-	return trimmed
 }
 
 // toTools converts tool specs to custom tools. An empty input schema means
@@ -146,19 +139,9 @@ func toTools(specs []react.ToolSpec) ([]sdk.ToolUnionParam, error) {
 // properties and required, every other member kept verbatim.
 func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
 	schema := sdk.ToolInputSchemaParam{Properties: map[string]any{}}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return schema, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var members map[string]json.RawMessage
-	if err := dec.Decode(&members); err != nil {
+	members, err := modelkit.SchemaObject(raw)
+	if err != nil {
 		return schema, err
-	}
-	if members == nil {
-		return schema, errors.New("not a JSON object")
-	}
-	if dec.More() {
-		return schema, errors.New("trailing data after the JSON object")
 	}
 	for k, v := range members {
 		switch k {
@@ -183,29 +166,64 @@ func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
 	return schema, nil
 }
 
-// fromMessage converts the response: the text blocks, concatenated, and
-// the tool_use blocks, in order, with their inputs verbatim. Other blocks
-// (thinking, server tools) are ignored. A response without a content
-// array is malformed; an empty one is an empty turn.
+// fromMessage converts the response: the text blocks, concatenated
+// (consecutive blocks as they are, since citations split one sentence
+// over several; a text after another block on a new line), the tool_use
+// blocks, in order, with their inputs verbatim, and the Parts that keep
+// the blocks' order for the replay (thinking blocks as opaque parts).
+// Server-tool blocks are ignored. A response without a content array is
+// malformed; an empty one is an empty turn.
 func fromMessage(msg *sdk.Message) (react.Response, error) {
 	if msg == nil || !msg.JSON.Content.Valid() {
 		return react.Response{}, errors.New("the response has no content")
 	}
 	out := react.Response{ID: msg.ID, Model: msg.Model, FinishReason: string(msg.StopReason), Usage: usage(msg)}
+	var j joiner
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
-			out.Text += b.Text
+			out.Text += j.text(b.Text)
+			out.Parts = append(out.Parts, react.Part{Kind: react.PartText, Text: b.Text})
 		case "tool_use":
+			j.other()
 			call := react.ToolCall{ID: b.ID, Name: b.Name}
 			if len(b.Input) > 0 {
 				call.Args = append(json.RawMessage(nil), b.Input...)
 			}
+			out.Parts = append(out.Parts, react.Part{Kind: react.PartCall, Call: len(out.ToolCalls)})
 			out.ToolCalls = append(out.ToolCalls, call)
+		case "thinking", "redacted_thinking":
+			j.other()
+			out.Parts = append(out.Parts, thinkingPart(thinking{Type: b.Type, Thinking: b.Thinking, Signature: b.Signature, Data: b.Data}))
 		}
 	}
 	return out, nil
 }
+
+// joiner joins the text blocks of a turn into its text: consecutive text
+// blocks as they are, a text block after another kind of block on a new
+// line (so that "Let me look it up." and "And then…" around a tool_use
+// do not run together).
+type joiner struct {
+	wrote bool // some text was written
+	apart bool // another block came since
+}
+
+// text returns what to add to the turn's text for a text block t.
+func (j *joiner) text(t string) string {
+	if t == "" {
+		return ""
+	}
+	sep := j.wrote && j.apart
+	j.wrote, j.apart = true, false
+	if sep {
+		return "\n" + t
+	}
+	return t
+}
+
+// other notes a block that is not text.
+func (j *joiner) other() { j.apart = true }
 
 // usage returns the message's token usage with InputTokens counting every
 // input token: Anthropic's input_tokens leaves out the tokens read from and

@@ -21,15 +21,20 @@
 //
 // # Conversion
 //
-// Each [Model.Generate] is one Messages API request:
+// Each [Model.Generate] is one Messages API request, built through the
+// shared conversion of package modelkit (modelkit.Turns):
 //
 //   - every system message of the history becomes a block of the
 //     top-level "system", in order (the API has no system role);
 //   - a user message becomes a text block of a user message;
-//   - an assistant message becomes an assistant message with its text and
-//     one tool_use block per tool call; arguments that are not a JSON
-//     object (possible only in a history recorded with another model) are
-//     sent as {}, since the API requires an object;
+//   - an assistant message this adapter produced is sent back as the API
+//     sent it, from its [react.Message].Parts: text blocks apart and in
+//     their place between tool_use blocks, thinking and redacted_thinking
+//     blocks with their signatures (as extended thinking with tool use
+//     requires); an assistant message without Parts (another model's)
+//     becomes its text and one tool_use block per tool call. Arguments
+//     that are not a JSON object (a cut-off turn, a history recorded with
+//     another model) are sent as {}, since the API requires an object;
 //   - a tool message becomes a tool_result block with the call's
 //     tool_use_id, the text, and is_error from [react.Message.IsError]
 //     (true for every outcome but SUCCESS).
@@ -41,12 +46,14 @@
 // the spec's schema, members kept verbatim; an empty schema means no
 // parameters, and a schema whose type is not "object" is refused.
 //
-// The response's text blocks, concatenated, are the [react.Response] text
-// (citations split one sentence over several blocks); its tool_use blocks
-// are the tool calls, in order, parallel calls included, inputs exactly as
-// the API sent them. Thinking and server-tool blocks are ignored: extended
-// thinking with tool use, which needs the thinking blocks sent back, is
-// not supported.
+// The response's text blocks are the [react.Response] text: consecutive
+// blocks joined as they are (citations split one sentence over several
+// blocks), a text block after a tool_use or thinking block on a new line;
+// its tool_use blocks are the tool calls, in order, parallel calls
+// included, inputs exactly as the API sent them; Response.Parts keep the
+// blocks' order and the thinking blocks ([API] names their format).
+// Server-tool blocks are ignored. A turn that stopped for max_tokens runs
+// none of its calls (react.CutOff).
 //
 // The Response also carries what telemetry needs: the message's id, the
 // model that answered, its stop_reason as the API words it (end_turn,
@@ -58,9 +65,11 @@
 // the cache reads as CachedInputTokens and the writes as
 // CacheCreationInputTokens; output_tokens_details.thinking_tokens is
 // ReasoningTokens. A body without usage gives a nil Usage.
-// [Model.Describe] names the provider (anthropic, or [Options].Provider)
-// and the model for the loop's observers, such as the OpenTelemetry
-// adapter (adapters/otel).
+// [Model.Describe] names the provider (anthropic, or [Options].Provider),
+// the model, the host and port of the client's base URL, the request
+// parameters (max_tokens, temperature, top_p) and that the API takes the
+// system prompt apart, for the loop's observers, such as the
+// OpenTelemetry adapter (adapters/otel).
 //
 // # Errors
 //

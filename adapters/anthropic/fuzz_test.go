@@ -2,6 +2,8 @@ package anthropic
 
 import (
 	"encoding/json"
+	"github.com/reactguard/reactguard/modelkit"
+	"github.com/reactguard/reactguard/react"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,10 +38,22 @@ func FuzzFromMessage(f *testing.F) {
 			}
 			return
 		}
+		calls := 0
+		for _, p := range resp.Parts {
+			if p.Kind == react.PartCall {
+				if p.Call != calls {
+					t.Fatalf("part %+v: want call %d in order", p, calls)
+				}
+				calls++
+			}
+		}
+		if calls != len(resp.ToolCalls) {
+			t.Fatalf("%d call parts for %d calls", calls, len(resp.ToolCalls))
+		}
 		for _, tc := range resp.ToolCalls {
 			// Whatever the model sent, sending it back must be a JSON object.
-			if in := toolInput(tc.Args); !json.Valid(in) || in[0] != '{' {
-				t.Fatalf("toolInput(%q) = %q; want a JSON object", tc.Args, in)
+			if in := modelkit.ObjectArgs(tc.Args); !json.Valid(in) || in[0] != '{' {
+				t.Fatalf("ObjectArgs(%q) = %q; want a JSON object", tc.Args, in)
 			}
 		}
 	})
@@ -51,10 +65,10 @@ func FuzzToolInput(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, args []byte) {
-		in := toolInput(args)
+		in := modelkit.ObjectArgs(args)
 		var obj map[string]any
 		if err := json.Unmarshal(in, &obj); err != nil || obj == nil {
-			t.Fatalf("toolInput(%q) = %q; want a JSON object (%v)", args, in, err)
+			t.Fatalf("ObjectArgs(%q) = %q; want a JSON object (%v)", args, in, err)
 		}
 	})
 }

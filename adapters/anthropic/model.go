@@ -2,11 +2,13 @@ package anthropic
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/reactguard/reactguard/modelkit"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -23,6 +25,9 @@ type Options struct {
 	MaxTokens int64
 	// Temperature is the sampling temperature; nil leaves it to the API.
 	Temperature *float64
+	// TopP is the nucleus sampling bound (top_p); nil leaves it to the
+	// API.
+	TopP *float64
 	// MaxRetries is how many times the SDK itself retries a failed request
 	// (429, 529, 5xx, connection errors) before Generate returns. The
 	// default 0 disables the SDK's retries: a failure reaches the host at
@@ -54,6 +59,7 @@ type Model struct {
 	client sdk.Client
 	model  string
 	opts   Options
+	info   react.ModelInfo
 }
 
 var (
@@ -81,21 +87,48 @@ func New(client sdk.Client, model string, opts *Options) *Model {
 		m.opts.MaxTokens = DefaultMaxTokens
 	}
 	m.opts.MaxRetries = max(m.opts.MaxRetries, 0)
+	set := modelkit.Settings{Provider: m.opts.Provider, Temperature: m.opts.Temperature, TopP: m.opts.TopP, MaxTokens: m.opts.MaxTokens}
+	m.info = set.Info(Provider, model, baseURL(client), true)
 	return m
+}
+
+// errProbe stops the request baseURL builds before it is sent.
+var errProbe = errors.New("anthropic: probe")
+
+// baseURL is the URL the client sends requests to, as its options resolve
+// it (option.WithBaseURL, ANTHROPIC_BASE_URL, the SDK's default): a
+// request built with them is stopped by a middleware before it is sent,
+// so nothing reaches the network. "" when the SDK refuses to build it.
+func baseURL(client sdk.Client) string {
+	var u string
+	_ = client.Post(context.Background(), "", nil, nil, option.WithMaxRetries(0),
+		option.WithMiddleware(func(req *http.Request, _ option.MiddlewareNext) (*http.Response, error) {
+			u = req.URL.String()
+			return nil, errProbe
+		}))
+	return u
+}
+
+// sampling are the request options of the sampling parameters set.
+func (m *Model) sampling(opts []option.RequestOption) []option.RequestOption {
+	if m.opts.Temperature != nil {
+		opts = append(opts, option.WithJSONSet("temperature", *m.opts.Temperature))
+	}
+	if m.opts.TopP != nil {
+		opts = append(opts, option.WithJSONSet("top_p", *m.opts.TopP))
+	}
+	return opts
 }
 
 // Name returns the model name requests are sent with.
 func (m *Model) Name() string { return m.model }
 
 // Describe implements [react.Describer]: the provider (Options.Provider,
-// default [Provider]) and the model name requests are sent with.
-func (m *Model) Describe() react.ModelInfo {
-	p := m.opts.Provider
-	if p == "" {
-		p = Provider
-	}
-	return react.ModelInfo{Provider: p, Name: m.model}
-}
+// default [Provider]), the model name requests are sent with, the host
+// and port of the client's base URL, the request parameters (max_tokens
+// always: the API requires it) and SystemApart (the API takes the system
+// prompt apart).
+func (m *Model) Describe() react.ModelInfo { return m.info }
 
 // Generate sends the history and tool specs as one Messages API request
 // and returns the model's text and tool_use blocks. Tool inputs are
@@ -114,9 +147,7 @@ func (m *Model) Generate(ctx context.Context, req react.Request) (react.Response
 	var resp *http.Response
 	opts := make([]option.RequestOption, 0, 3+len(m.opts.RequestOptions))
 	opts = append(opts, option.WithMaxRetries(m.opts.MaxRetries), option.WithResponseInto(&resp))
-	if m.opts.Temperature != nil {
-		opts = append(opts, option.WithJSONSet("temperature", *m.opts.Temperature))
-	}
+	opts = m.sampling(opts)
 	opts = append(opts, m.opts.RequestOptions...)
 	msg, err := m.client.Messages.New(ctx, params, opts...)
 	if err != nil {

@@ -3,8 +3,10 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -57,6 +59,8 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 	}
 	got, err := m.Generate(context.Background(), react.Request{Messages: history, Tools: siteTools})
 	require.NoError(t, err)
+	assert.Equal(t, []react.Part{{Kind: react.PartText, Text: "The site is published at https://example.test/bakery."}}, got.Parts)
+	got.Parts = nil
 	assert.Equal(t, react.Response{Text: "The site is published at https://example.test/bakery.",
 		ID: "msg_01XFDUDYJgAACzvnptvVoYEL", Model: "claude-sonnet-4-5-20250929", FinishReason: "end_turn",
 		Usage: &react.Usage{InputTokens: 1204, OutputTokens: 87}}, got)
@@ -204,10 +208,27 @@ func TestNewPanicsWithoutModelName(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	m := anthropic.New(client(t, "http://127.0.0.1:1/"), "claude-haiku-4-5", nil)
-	assert.Equal(t, react.ModelInfo{Provider: "anthropic", Name: "claude-haiku-4-5"}, m.Describe())
-	m = anthropic.New(client(t, "http://127.0.0.1:1/"), "claude-haiku-4-5", &anthropic.Options{Provider: "aws.bedrock"})
-	assert.Equal(t, react.ModelInfo{Provider: "aws.bedrock", Name: "claude-haiku-4-5"}, m.Describe(), "Options.Provider names another route to Claude")
+	s := adapter.NewServer(t) // no reply: any request fails the test
+	m := anthropic.New(client(t, s.URL), "claude-haiku-4-5", nil)
+	got := m.Describe()
+	assert.Equal(t, "127.0.0.1", got.ServerAddress, "the client's base URL")
+	assert.NotZero(t, got.ServerPort)
+	got.ServerAddress, got.ServerPort = "", 0
+	assert.Equal(t, react.ModelInfo{Provider: "anthropic", Name: "claude-haiku-4-5", MaxTokens: anthropic.DefaultMaxTokens, SystemApart: true}, got,
+		"the max_tokens the API requires is reported; the system prompt is apart")
+	temp, topP := 0.1, 0.7
+	m = anthropic.New(client(t, s.URL), "claude-haiku-4-5", &anthropic.Options{Provider: "aws.bedrock", Temperature: &temp, TopP: &topP})
+	got = m.Describe()
+	assert.Equal(t, "aws.bedrock", got.Provider, "Options.Provider names another route to Claude")
+	assert.Equal(t, &temp, got.Temperature)
+	assert.Equal(t, &topP, got.TopP)
+	assert.Empty(t, s.Requests(), "finding the endpoint sends nothing")
+
+	t.Setenv("ANTHROPIC_BASE_URL", "")
+	require.NoError(t, os.Unsetenv("ANTHROPIC_BASE_URL"))
+	got = anthropic.New(sdk.NewClient(option.WithAPIKey("k")), "claude-haiku-4-5", nil).Describe()
+	assert.Equal(t, "api.anthropic.com", got.ServerAddress, "the SDK's default endpoint")
+	assert.Equal(t, 443, got.ServerPort)
 }
 
 func TestName(t *testing.T) {

@@ -3,17 +3,15 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"iter"
-	"mime"
 	"net/http"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/reactguard/reactguard/internal/sse"
 	"github.com/reactguard/reactguard/modelerr"
+	"github.com/reactguard/reactguard/modelkit"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -68,9 +66,7 @@ func (m *Model) GenerateStream(ctx context.Context, req react.Request) iter.Seq2
 		var resp *http.Response
 		opts := make([]option.RequestOption, 0, 3+len(m.opts.RequestOptions))
 		opts = append(opts, option.WithMaxRetries(m.opts.MaxRetries), option.WithJSONSet("stream", true))
-		if m.opts.Temperature != nil {
-			opts = append(opts, option.WithJSONSet("temperature", *m.opts.Temperature))
-		}
+		opts = m.sampling(opts)
 		opts = append(opts, m.opts.RequestOptions...)
 		if err := m.client.Post(ctx, "v1/messages", params, &resp, opts...); err != nil {
 			yield(react.Chunk{}, classify(err, resp))
@@ -81,55 +77,32 @@ func (m *Model) GenerateStream(ctx context.Context, req react.Request) iter.Seq2
 	}
 }
 
-// streamErr builds the error of a stream that failed after its status.
-func streamErr(ctx context.Context, resp *http.Response, kind modelerr.Kind, err error) *modelerr.Error {
-	if cerr := ctx.Err(); cerr != nil {
-		return modelerr.Classify(Provider, cerr, resp, "")
-	}
-	if kind == modelerr.Unknown {
-		return modelerr.Classify(Provider, err, resp, "")
-	}
-	return &modelerr.Error{Provider: Provider, Kind: kind, StatusCode: resp.StatusCode, Err: err}
-}
-
 func malformed(format string, args ...any) *modelerr.Error {
-	return &modelerr.Error{Provider: Provider, Kind: modelerr.Malformed, StatusCode: http.StatusOK, Err: fmt.Errorf(format, args...)}
+	return modelkit.Malformed(Provider, format, args...)
 }
 
 // readStream reads the event stream of resp and yields its chunks.
 func readStream(ctx context.Context, resp *http.Response, yield func(react.Chunk, error) bool) {
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Malformed,
-			fmt.Errorf("the response is %q, not an event stream", resp.Header.Get("Content-Type"))))
-		return
-	}
-	r := sse.NewReader(resp.Body, maxEventLine)
 	p := parser{blocks: map[int]*block{}}
-	for {
-		ev, err := r.Next()
-		switch {
-		case errors.Is(err, io.EOF):
-			yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Truncated, errors.New("the stream ended before message_stop")))
-			return
-		case errors.Is(err, sse.ErrLineTooLong):
-			yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Malformed, err))
-			return
-		case err != nil:
-			yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Unknown, err))
-			return
+	modelkit.ReadSSE(ctx, Provider, resp, "message_stop", maxEventLine, p.event, yield)
+}
+
+// event converts one event for modelkit.ReadSSE: at message_stop, the
+// turn's Parts (when it has any) and the end.
+func (p *parser) event(ev modelkit.Event) ([]react.Chunk, bool, error) {
+	c, emit, stop, err := p.parse(sse.Event{Type: ev.Type, Data: ev.Data})
+	switch {
+	case err != nil:
+		return nil, false, err
+	case stop:
+		if len(p.parts) == 0 {
+			return nil, true, nil
 		}
-		c, emit, stop, err := p.parse(ev)
-		if err != nil {
-			yield(react.Chunk{}, err)
-			return
-		}
-		if stop {
-			return
-		}
-		if emit && !yield(c, nil) {
-			return
-		}
+		return []react.Chunk{{Parts: p.parts}}, true, nil
+	case emit:
+		return []react.Chunk{c}, false, nil
 	}
+	return nil, false, nil
 }
 
 // block is a content block of the message being streamed.
@@ -138,12 +111,18 @@ type block struct {
 	input string // the input of a tool_use block's start
 	delta bool   // a tool_use block received an input_json_delta
 	open  bool
+	part  int      // the block's index in parser.parts; -1 for none
+	texts bool     // a text block yielded text
+	th    thinking // a thinking block's content so far
 }
 
 // parser converts the events of one stream.
 type parser struct {
 	blocks  map[int]*block
 	started bool
+	parts   []react.Part // the turn's parts, in block order
+	calls   int          // tool_use blocks so far
+	j       joiner       // the separation of text blocks, as fromMessage
 	// the usage so far: message_start's, updated by message_delta's
 	input, output, cacheRead, cacheCreation int64
 }
@@ -163,11 +142,14 @@ type event struct {
 		Name  string          `json:"name"`
 		Text  string          `json:"text"`
 		Input json.RawMessage `json:"input"`
+		Data  string          `json:"data"`
 	} `json:"content_block"`
 	Delta *struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
 	Usage *usageJSON `json:"usage"`
@@ -249,18 +231,29 @@ func (p *parser) parse(ev sse.Event) (c react.Chunk, emit, stop bool, err error)
 		if _, ok := p.blocks[i]; ok {
 			return c, false, false, malformed("content block %d started twice", i)
 		}
-		b := &block{kind: e.ContentBlock.Type, open: true}
+		b := &block{kind: e.ContentBlock.Type, open: true, part: -1}
 		p.blocks[i] = b
 		switch b.kind {
 		case "text":
-			c.Text = e.ContentBlock.Text
+			b.part = len(p.parts)
+			p.parts = append(p.parts, react.Part{Kind: react.PartText})
+			c.Text = p.text(b, e.ContentBlock.Text)
 			return c, c.Text != "", false, nil
 		case "tool_use":
+			p.j.other()
 			b.input = string(e.ContentBlock.Input)
+			p.parts = append(p.parts, react.Part{Kind: react.PartCall, Call: p.calls})
+			p.calls++
 			c.Call = &react.CallDelta{Index: i, ID: e.ContentBlock.ID, Name: e.ContentBlock.Name}
 			return c, true, false, nil
+		case "thinking", "redacted_thinking":
+			p.j.other()
+			b.part = len(p.parts)
+			b.th = thinking{Type: b.kind, Data: e.ContentBlock.Data}
+			p.parts = append(p.parts, react.Part{Kind: react.PartOpaque, API: API})
+			return c, false, false, nil
 		}
-		return c, false, false, nil // thinking, server tools: not part of a Response
+		return c, false, false, nil // server tools: not part of a Response
 	case "content_block_delta":
 		b, err := p.open(e.Index)
 		switch {
@@ -271,8 +264,14 @@ func (p *parser) parse(ev sse.Event) (c react.Chunk, emit, stop bool, err error)
 		}
 		switch {
 		case e.Delta.Type == "text_delta" && b.kind == "text":
-			c.Text = e.Delta.Text
+			c.Text = p.text(b, e.Delta.Text)
 			return c, c.Text != "", false, nil
+		case e.Delta.Type == "thinking_delta" && b.kind == "thinking":
+			b.th.Thinking += e.Delta.Thinking
+			return c, false, false, nil
+		case e.Delta.Type == "signature_delta" && b.kind == "thinking":
+			b.th.Signature += e.Delta.Signature
+			return c, false, false, nil
 		case e.Delta.Type == "input_json_delta" && b.kind == "tool_use":
 			b.delta = true
 			c.Call = &react.CallDelta{Index: *e.Index, Args: e.Delta.PartialJSON}
@@ -287,6 +286,9 @@ func (p *parser) parse(ev sse.Event) (c react.Chunk, emit, stop bool, err error)
 			return c, false, false, err
 		}
 		b.open = false
+		if b.th.Type != "" {
+			p.parts[b.part] = thinkingPart(b.th)
+		}
 		if b.kind == "tool_use" && !b.delta && b.input != "" {
 			c.Call = &react.CallDelta{Index: *e.Index, Args: b.input}
 			return c, true, false, nil
@@ -325,4 +327,19 @@ func (p *parser) open(index *int) (*block, error) {
 		return nil, malformed("an event for content block %d, which is not open", *index)
 	}
 	return b, nil
+}
+
+// text records a fragment of text block b and returns the text to yield:
+// the fragment, on a new line when it starts a block that follows another
+// kind of block after some text (as fromMessage joins them).
+func (p *parser) text(b *block, t string) string {
+	if t == "" {
+		return ""
+	}
+	p.parts[b.part].Text += t
+	if b.texts {
+		return t
+	}
+	b.texts = true
+	return p.j.text(t)
 }

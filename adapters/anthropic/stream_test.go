@@ -94,6 +94,12 @@ func TestGenerateStream(t *testing.T) {
 			{ID: "toolu_1", Name: "site_publish", Args: json.RawMessage(`{"site_id": "bakery"}`)},
 			{ID: "toolu_2", Name: "list_spaces", Args: json.RawMessage(`{}`)},
 		},
+		Parts: []react.Part{
+			{Kind: react.PartText, Text: "Publishing the site."},
+			{Kind: react.PartOpaque, API: anthropic.API, Data: []byte(`{"type":"thinking","thinking":"hm","signature":"sig"}`)},
+			{Kind: react.PartCall, Call: 0},
+			{Kind: react.PartCall, Call: 1},
+		},
 	}, got)
 	assert.JSONEq(t, `true`, s.Field(0, "stream"))
 	assert.JSONEq(t, `"claude-sonnet-4-5"`, s.Field(0, "model"))
@@ -215,5 +221,5 @@ func TestLoopStreamCutMidCall(t *testing.T) {
 	assert.Equal(t, react.Finished, again.Status)
 	assert.Zero(t, creates.Load())
 	require.NotEmpty(t, again.Calls)
-	assert.Equal(t, "ARG_JSON_INVALID", again.Calls[0].Code.String(), "the input max_tokens cut is the model's to fix")
+	assert.Equal(t, "TOOL_CALL_CUT_OFF", again.Calls[0].Code.String(), "a call of a turn max_tokens cut never runs")
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,7 +48,10 @@ const argumentsPrefix = `validating "arguments": `
 //  6. an isError result: an argument rejection when the text is the SDK's
 //     schema-validation message, otherwise [tool.KindMCPToolError] with
 //     the result's text as the detail the model reads (MCP defines that
-//     text as the tool's report for the model; the invoker clips it);
+//     text as the tool's report for the model; the invoker clips it), or,
+//     for a result with structured content and no text, that content as
+//     compact JSON (an error code a server put there reaches the model,
+//     clipped like any detail);
 //  7. success: the structured content, else the text content.
 func (c *caller) classify(ctx context.Context, res *sdk.CallToolResult, err error) (any, error) {
 	if err != nil {
@@ -60,6 +64,9 @@ func (c *caller) classify(ctx context.Context, res *sdk.CallToolResult, err erro
 		text := joinText(res.Content)
 		if r, ok := strings.CutPrefix(text, argumentsPrefix); ok {
 			return nil, c.argRejection(r)
+		}
+		if text == "" {
+			text = structuredText(res.StructuredContent)
 		}
 		if text == "" {
 			text = "the tool reported an error without a message"
@@ -171,6 +178,19 @@ func (c *caller) argRejection(msg string) *tool.Rejection {
 	}
 	return tool.Reject(errcode.ArgRejected, reason,
 		c.cat.Text(prompt.NextFixArgs, "tool", c.name, "field", field, "expect", v.detail))
+}
+
+// structuredText is the structured content of a result as compact JSON,
+// "" when there is none or it does not encode.
+func structuredText(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return ""
+	}
+	return string(b)
 }
 
 // joinText returns the text contents of content, one per line.

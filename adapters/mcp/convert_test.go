@@ -17,7 +17,7 @@ import (
 // them all (their schemas resolve).
 func TestToolsConvertsEveryTool(t *testing.T) {
 	f := inMemory(t, nil)
-	want := []string{"echo", "greet", "lines", "picture", "nothing", "fail", "silent_fail", "count", "meta",
+	want := []string{"echo", "greet", "lines", "picture", "nothing", "fail", "silent_fail", "structured_fail", "structured_fail_long", "count", "meta",
 		"raw_invalid_params", "raw_internal", "raw_no_message", "raw_plain", "block", "stubborn"}
 	assert.ElementsMatchf(t, want, keys(f.tools), "Tools() names = %v; want %v", keys(f.tools), want)
 

@@ -88,6 +88,16 @@ func TestInMemoryOutcomes(t *testing.T) {
 			reason: "an isError result with no text is still MCP_TOOL_ERROR, with a stock message",
 		},
 		{
+			name: "isError result with structured content only", tool: "structured_fail", args: `{}`,
+			wantOutcome: outcome.Failed, wantCode: errcode.MCPToolError, wantReason: `{"error":{"code":"QUOTA_EXCEEDED","retry_in":"1h"}}`,
+			reason: "an error result whose detail is only structured gives the model that detail as JSON, not a stock message",
+		},
+		{
+			name: "isError result with long structured content", tool: "structured_fail_long", args: `{}`,
+			wantOutcome: outcome.Failed, wantCode: errcode.MCPToolError, wantReason: `{"code":"E42","trace":"xxx`,
+			reason: "the structured detail is clipped like any other detail",
+		},
+		{
 			name: "schema violation", tool: "count", args: `{"name":"a","count":"x"}`,
 			wantOutcome: outcome.Rejected, wantCode: errcode.ArgRejected, wantReason: "argument count of count was rejected",
 			reason: `the SDK reports input-schema failures as isError results starting "validating \"arguments\"": ARG_REJECTED, naming the field`,
@@ -284,4 +294,15 @@ func ioEOF() error { return io.EOF }
 
 func refused() error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+}
+
+// TestInMemoryStructuredErrorClipped: a long structured error detail is
+// clipped like any detail the model reads.
+func TestInMemoryStructuredErrorClipped(t *testing.T) {
+	f := inMemory(t, nil)
+	got := call(t.Context(), f.tool(t, "structured_fail_long"), `{}`)
+	assert.Equal(t, errcode.MCPToolError, got.code)
+	assert.Contains(t, got.reason, `{"code":"E42"`)
+	assert.Less(t, len(got.reason), 4000, "reason = %d bytes; want the detail clipped (tool.MaxDetail)", len(got.reason))
+	assert.Contains(t, got.reason, "…", "the clip is marked")
 }

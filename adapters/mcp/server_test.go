@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -99,6 +100,16 @@ func newServer(started func(string), release <-chan struct{}) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "silent_fail", Description: "Fails without text."},
 		func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{IsError: true}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "structured_fail", Description: "Fails with structured content only."},
+		func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{IsError: true, StructuredContent: map[string]any{
+				"error": map[string]any{"code": "QUOTA_EXCEEDED", "retry_in": "1h"}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "structured_fail_long", Description: "Fails with long structured content only."},
+		func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{IsError: true, StructuredContent: map[string]any{
+				"code": "E42", "trace": strings.Repeat("x", 4000)}}, nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "count", Description: "Counts.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: false, Title: "Counter"}},

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"strconv"
 
 	sdk "github.com/openai/openai-go/v3"
 
+	"github.com/reactguard/reactguard/modelkit"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -25,7 +24,7 @@ import (
 // its original order.
 func toMessages(history []react.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(history))
-	for i, m := range ordered(history) {
+	for i, m := range modelkit.ResultsFirst(history) {
 		switch m.Role {
 		case react.RoleSystem:
 			out = append(out, sdk.SystemMessage(m.Content))
@@ -66,63 +65,6 @@ func assistantMessage(m react.Message) sdk.ChatCompletionMessageParamUnion {
 	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}
 }
 
-// ordered returns history with, after each assistant message that has tool
-// calls, the tool messages up to the next assistant message moved ahead of
-// the other messages in that span. It returns history itself when nothing
-// moves, and never modifies it.
-func ordered(history []react.Message) []react.Message {
-	var out []react.Message // nil until something moves
-	for i := 0; i < len(history); i++ {
-		if history[i].Role != react.RoleAssistant || len(history[i].ToolCalls) == 0 {
-			if out != nil {
-				out = append(out, history[i])
-			}
-			continue
-		}
-		end := i + 1
-		for end < len(history) && history[end].Role != react.RoleAssistant {
-			end++
-		}
-		span := history[i+1 : end]
-		if out == nil && !needsMove(span) {
-			i = end - 1
-			continue
-		}
-		if out == nil {
-			out = append(make([]react.Message, 0, len(history)), history[:i]...)
-		}
-		out = append(out, history[i])
-		for _, m := range span {
-			if m.Role == react.RoleTool {
-				out = append(out, m)
-			}
-		}
-		for _, m := range span {
-			if m.Role != react.RoleTool {
-				out = append(out, m)
-			}
-		}
-		i = end - 1
-	}
-	if out == nil {
-		return history
-	}
-	return out
-}
-
-// needsMove reports whether a non-tool message precedes a tool message.
-func needsMove(span []react.Message) bool {
-	other := false
-	for _, m := range span {
-		if m.Role != react.RoleTool {
-			other = true
-		} else if other {
-			return true
-		}
-	}
-	return false
-}
-
 // toTools converts tool specs to function tools. An empty input schema
 // means a function without parameters; a schema that is not a JSON object
 // is an error.
@@ -151,16 +93,9 @@ func toTools(specs []react.ToolSpec) ([]sdk.ChatCompletionToolUnionParam, error)
 // schemaObject splits a JSON Schema object into its top-level members,
 // each kept as raw JSON so numbers and key order inside survive exactly.
 func schemaObject(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var members map[string]json.RawMessage
-	if err := dec.Decode(&members); err != nil {
+	members, err := modelkit.SchemaObject(raw)
+	if err != nil {
 		return nil, err
-	}
-	if members == nil {
-		return nil, errors.New("not a JSON object")
-	}
-	if dec.More() {
-		return nil, errors.New("trailing data after the JSON object")
 	}
 	obj := make(map[string]any, len(members))
 	for k, v := range members {
@@ -184,39 +119,27 @@ func fromCompletion(c *sdk.ChatCompletion) (react.Response, error) {
 	if out.Text == "" {
 		out.Text = msg.Refusal
 	}
-	seen := make(map[string]bool, len(msg.ToolCalls))
+	ids := make([]string, len(msg.ToolCalls))
 	for i, tc := range msg.ToolCalls {
-		call := react.ToolCall{ID: tc.ID, Name: tc.Function.Name}
+		ids[i] = tc.ID
+	}
+	base := c.ID
+	if base == "" {
+		base = modelkit.HashID([]byte(c.RawJSON()))
+	}
+	modelkit.CallIDs(ids, base)
+	for i, tc := range msg.ToolCalls {
+		call := react.ToolCall{ID: ids[i], Name: tc.Function.Name}
 		args := tc.Function.Arguments
 		if tc.Type == "custom" {
 			call.Name, args = tc.Custom.Name, tc.Custom.Input
 		}
-		if call.ID == "" || seen[call.ID] {
-			base := syntheticID(c, i)
-			call.ID = base
-			for n := 1; seen[call.ID]; n++ {
-				call.ID = base + "_" + strconv.Itoa(n)
-			}
-		}
-		seen[call.ID] = true
 		if args != "" {
 			call.Args = json.RawMessage(args)
 		}
 		out.ToolCalls = append(out.ToolCalls, call)
 	}
 	return out, nil
-}
-
-// syntheticID derives a call id from the completion id (or, without one,
-// a hash of the raw response) and the call's index.
-func syntheticID(c *sdk.ChatCompletion, i int) string {
-	base := c.ID
-	if base == "" {
-		h := fnv.New64a()
-		h.Write([]byte(c.RawJSON()))
-		base = strconv.FormatUint(h.Sum64(), 36)
-	}
-	return "call_" + base + "_" + strconv.Itoa(i)
 }
 
 // usage returns the completion's token usage, nil when the server sent

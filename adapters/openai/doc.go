@@ -22,8 +22,8 @@
 //
 // # Conversion
 //
-// Each [Model.Generate] is one chat completion request. The loop's history
-// maps one to one: system → system message, user → user message,
+// Each [Model.Generate] is one chat completion request, built with the
+// shared helpers of package modelkit. The loop's history maps one to one: system → system message, user → user message,
 // assistant → assistant message with its text and its tool calls
 // ("tool_calls", type function, arguments sent back exactly as the model
 // produced them), tool → one "tool" message per call id. The API wants the
@@ -55,9 +55,12 @@
 // them), completion_tokens as OutputTokens (reasoning included),
 // prompt_tokens_details.cached_tokens and
 // completion_tokens_details.reasoning_tokens as the parts. A server that
-// sends no "usage" (some compatible ones) gives a nil Usage. [Model.Describe]
-// names the provider (openai, or [Options].Provider) and the model for the
-// loop's observers, such as the OpenTelemetry adapter (adapters/otel).
+// sends no "usage" (some compatible ones) gives a nil Usage. A turn whose
+// finish_reason is length runs none of its calls (react.CutOff).
+// [Model.Describe] names the provider (openai, or [Options].Provider), the
+// model, the host and port of the client's base URL and the request
+// parameters set in [Options], for the loop's observers, such as the
+// OpenTelemetry adapter (adapters/otel).
 //
 // # Errors
 //

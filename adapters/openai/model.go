@@ -2,11 +2,13 @@ package openai
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/reactguard/reactguard/modelkit"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -14,6 +16,13 @@ import (
 type Options struct {
 	// Temperature is the sampling temperature; nil leaves it to the server.
 	Temperature *float64
+	// TopP is the nucleus sampling bound (top_p); nil leaves it to the
+	// server.
+	TopP *float64
+	// MaxTokens bounds the tokens of one turn (max_completion_tokens); 0
+	// leaves it to the server. A turn that reaches it ends with finish
+	// reason length, and the loop runs none of its calls (react.CutOff).
+	MaxTokens int64
 	// MaxRetries is how many times the SDK itself retries a failed request
 	// (429, 5xx, connection errors) before Generate returns. The default
 	// 0 disables the SDK's retries: a failure reaches the host at once,
@@ -50,6 +59,7 @@ type Model struct {
 	client sdk.Client
 	model  string
 	opts   Options
+	info   react.ModelInfo
 }
 
 var (
@@ -74,21 +84,36 @@ func New(client sdk.Client, model string, opts *Options) *Model {
 		m.opts.RequestOptions = append([]option.RequestOption(nil), opts.RequestOptions...)
 	}
 	m.opts.MaxRetries = max(m.opts.MaxRetries, 0)
+	set := modelkit.Settings{Provider: m.opts.Provider, Temperature: m.opts.Temperature, TopP: m.opts.TopP, MaxTokens: m.opts.MaxTokens}
+	m.info = set.Info(Provider, model, baseURL(client), false)
 	return m
+}
+
+// errProbe stops the request baseURL builds before it is sent.
+var errProbe = errors.New("openai: probe")
+
+// baseURL is the URL the client sends requests to, as its options resolve
+// it (option.WithBaseURL, OPENAI_BASE_URL, the SDK's default): a request
+// built with them is stopped by a middleware before it is sent, so
+// nothing reaches the network. "" when the SDK refuses to build it.
+func baseURL(client sdk.Client) string {
+	var u string
+	_ = client.Post(context.Background(), "", nil, nil, option.WithMaxRetries(0),
+		option.WithMiddleware(func(req *http.Request, _ option.MiddlewareNext) (*http.Response, error) {
+			u = req.URL.String()
+			return nil, errProbe
+		}))
+	return u
 }
 
 // Name returns the model name requests are sent with.
 func (m *Model) Name() string { return m.model }
 
 // Describe implements [react.Describer]: the provider (Options.Provider,
-// default [Provider]) and the model name requests are sent with.
-func (m *Model) Describe() react.ModelInfo {
-	p := m.opts.Provider
-	if p == "" {
-		p = Provider
-	}
-	return react.ModelInfo{Provider: p, Name: m.model}
-}
+// default [Provider]), the model name requests are sent with, the host
+// and port of the client's base URL, and the request parameters set in
+// Options.
+func (m *Model) Describe() react.ModelInfo { return m.info }
 
 // Generate sends the history and tool specs as one chat completion request
 // and returns the first choice's text and tool calls. Tool call arguments
@@ -131,6 +156,12 @@ func (m *Model) params(req react.Request) (sdk.ChatCompletionNewParams, error) {
 	p := sdk.ChatCompletionNewParams{Model: m.model, Messages: msgs, Tools: tools}
 	if m.opts.Temperature != nil {
 		p.Temperature = sdk.Float(*m.opts.Temperature)
+	}
+	if m.opts.TopP != nil {
+		p.TopP = sdk.Float(*m.opts.TopP)
+	}
+	if m.opts.MaxTokens > 0 {
+		p.MaxCompletionTokens = sdk.Int(m.opts.MaxTokens)
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"testing"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -211,10 +212,34 @@ func TestNewPanicsWithoutModelName(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", "")
+	require.NoError(t, os.Unsetenv("OPENAI_BASE_URL")) // restored by t.Setenv's cleanup
 	m := openai.New(sdk.NewClient(), "gpt-4.1", nil)
-	assert.Equal(t, react.ModelInfo{Provider: "openai", Name: "gpt-4.1"}, m.Describe())
+	assert.Equal(t, react.ModelInfo{Provider: "openai", Name: "gpt-4.1", ServerAddress: "api.openai.com", ServerPort: 443}, m.Describe(),
+		"the SDK's default endpoint")
 	m = openai.New(sdk.NewClient(), "deepseek-chat", &openai.Options{Provider: "deepseek"})
-	assert.Equal(t, react.ModelInfo{Provider: "deepseek", Name: "deepseek-chat"}, m.Describe(), "Options.Provider tells a compatible server apart")
+	assert.Equal(t, "deepseek", m.Describe().Provider, "Options.Provider tells a compatible server apart")
+
+	s := adapter.NewServer(t) // no reply: any request fails the test
+	temp, topP := 0.5, 0.8
+	m = newModel(t, s, &openai.Options{Temperature: &temp, TopP: &topP, MaxTokens: 512})
+	want := react.ModelInfo{Provider: "openai", Name: "gpt-4.1", ServerAddress: "127.0.0.1", Temperature: &temp, TopP: &topP, MaxTokens: 512}
+	got := m.Describe()
+	assert.NotZero(t, got.ServerPort, "the test server's port")
+	got.ServerPort = 0
+	assert.Equal(t, want, got, "the endpoint of the client's base URL and the parameters set")
+	assert.Empty(t, s.Requests(), "finding the endpoint sends nothing")
+}
+
+// The parameters set in Options are sent.
+func TestRequestParameters(t *testing.T) {
+	s := adapter.NewServer(t, reply{File: "completion_text.json"})
+	temp, topP := 0.5, 0.8
+	_, err := newModel(t, s, &openai.Options{Temperature: &temp, TopP: &topP, MaxTokens: 512, NoStream: true}).Generate(context.Background(), hello)
+	require.NoError(t, err)
+	assert.JSONEq(t, "0.5", s.Field(0, "temperature"))
+	assert.JSONEq(t, "0.8", s.Field(0, "top_p"))
+	assert.JSONEq(t, "512", s.Field(0, "max_completion_tokens"))
 }
 
 func TestName(t *testing.T) {

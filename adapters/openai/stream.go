@@ -3,18 +3,13 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"iter"
-	"mime"
 	"net/http"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/reactguard/reactguard/internal/sse"
-	"github.com/reactguard/reactguard/modelerr"
+	"github.com/reactguard/reactguard/modelkit"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -76,56 +71,10 @@ func (m *Model) GenerateStream(ctx context.Context, req react.Request) iter.Seq2
 	}
 }
 
-// streamErr builds the error of a stream that failed after its status.
-func streamErr(ctx context.Context, resp *http.Response, kind modelerr.Kind, err error) *modelerr.Error {
-	if cerr := ctx.Err(); cerr != nil {
-		return modelerr.Classify(Provider, cerr, resp, "")
-	}
-	if kind == modelerr.Unknown {
-		return modelerr.Classify(Provider, err, resp, "")
-	}
-	return &modelerr.Error{Provider: Provider, Kind: kind, StatusCode: resp.StatusCode, Err: err}
-}
-
 // readStream reads the event stream of resp and yields its chunks.
 func readStream(ctx context.Context, resp *http.Response, yield func(react.Chunk, error) bool) {
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Malformed,
-			fmt.Errorf("the response is %q, not an event stream", resp.Header.Get("Content-Type"))))
-		return
-	}
-	r := sse.NewReader(resp.Body, maxEventLine)
 	var p parser
-	for {
-		ev, err := r.Next()
-		switch {
-		case errors.Is(err, io.EOF):
-			yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Truncated, errors.New("the stream ended before data: [DONE]")))
-			return
-		case errors.Is(err, sse.ErrLineTooLong):
-			yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Malformed, err))
-			return
-		case err != nil:
-			yield(react.Chunk{}, streamErr(ctx, resp, modelerr.Unknown, err))
-			return
-		}
-		if ev.Type != "" && ev.Type != "message" {
-			continue // not this API's
-		}
-		if ev.Data == "[DONE]" {
-			return
-		}
-		cs, err := p.parse(ev.Data)
-		if err != nil {
-			yield(react.Chunk{}, err)
-			return
-		}
-		for _, c := range cs {
-			if !yield(c, nil) {
-				return
-			}
-		}
-	}
+	modelkit.ReadSSE(ctx, Provider, resp, "data: [DONE]", maxEventLine, p.event, yield)
 }
 
 // streamChunk is the part of a chat.completion.chunk the adapter reads.
@@ -169,6 +118,20 @@ type parser struct {
 	calls int // one past the highest call index seen
 }
 
+// event converts one event: [DONE] ends the stream, events with an
+// "event:" type other than none or "message" are not this API's and are
+// skipped, any other is a chunk's data line.
+func (p *parser) event(ev modelkit.Event) ([]react.Chunk, bool, error) {
+	if ev.Type != "" && ev.Type != "message" {
+		return nil, false, nil
+	}
+	if ev.Data == "[DONE]" {
+		return nil, true, nil
+	}
+	cs, err := p.parse(ev.Data)
+	return cs, false, err
+}
+
 // parse converts one data line into chunks: one, or one per tool call
 // fragment when the line carries several (servers that send whole calls
 // at once). A fragment without an index (some compatible servers) is a
@@ -176,18 +139,12 @@ type parser struct {
 func (p *parser) parse(data string) ([]react.Chunk, error) {
 	var sc streamChunk
 	if err := json.Unmarshal([]byte(data), &sc); err != nil {
-		return nil, &modelerr.Error{Provider: Provider, Kind: modelerr.Malformed, StatusCode: http.StatusOK,
-			Err: fmt.Errorf("a stream event is not a JSON chunk: %w", err)}
+		return nil, modelkit.Malformed(Provider, "a stream event is not a JSON chunk: %w", err)
 	}
 	if e := sc.Error; e != nil {
 		var code string
 		_ = json.Unmarshal(e.Code, &code) // a number or null names nothing
-		kind := modelerr.KindOfType(code) // the code is the more precise
-		if kind == modelerr.Server {
-			kind = modelerr.KindOfType(e.Type)
-		}
-		return nil, &modelerr.Error{Provider: Provider, Kind: kind, StatusCode: http.StatusOK,
-			Err: fmt.Errorf("error event in the stream (type %q, code %q): %s", e.Type, code, e.Message)}
+		return nil, modelkit.InBand(Provider, e.Type, code, e.Message)
 	}
 	c := react.Chunk{ID: sc.ID, Model: sc.Model}
 	if u := sc.Usage; u != nil {
@@ -211,8 +168,7 @@ func (p *parser) parse(data string) ([]react.Chunk, error) {
 			index = *tc.Index
 		}
 		if index < 0 || index >= react.MaxStreamCalls {
-			return nil, &modelerr.Error{Provider: Provider, Kind: modelerr.Malformed, StatusCode: http.StatusOK,
-				Err: fmt.Errorf("a tool call fragment with index %d", index)}
+			return nil, modelkit.Malformed(Provider, "a tool call fragment with index %d", index)
 		}
 		p.calls = max(p.calls, index+1)
 		d := &react.CallDelta{Index: index, ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments}

@@ -76,6 +76,28 @@ func inputMessages(msgs []react.Message) string {
 	return encode(out)
 }
 
+// systemInstructions splits the history sent to a model whose API takes
+// the system instructions apart: gen_ai.system_instructions, the system
+// messages as text parts in order ("" when there are none), and the other
+// messages, for gen_ai.input.messages.
+func systemInstructions(msgs []react.Message) (string, []react.Message) {
+	var parts []part
+	rest := make([]react.Message, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role != react.RoleSystem {
+			rest = append(rest, m)
+			continue
+		}
+		if m.Content != "" {
+			parts = append(parts, part{Type: "text", Content: m.Content})
+		}
+	}
+	if len(parts) == 0 {
+		return "", rest
+	}
+	return encode(parts), rest
+}
+
 // outputMessages is gen_ai.output.messages: the model's answer. Its
 // finish_reason, which the conventions' schema requires, is the API's own;
 // when the API gave none, tool_call for a turn with tool calls, stop

@@ -116,10 +116,17 @@ var (
 	keyToolCallID     = semconv.GenAIToolCallIDKey
 	keyToolType       = semconv.GenAIToolTypeKey
 	keyErrorType      = semconv.ErrorTypeKey
-	keyInputMessages  = semconv.GenAIInputMessagesKey     // opt-in content
-	keyOutputMessages = semconv.GenAIOutputMessagesKey    // opt-in content
-	keyToolArguments  = semconv.GenAIToolCallArgumentsKey // opt-in content
-	keyToolResult     = semconv.GenAIToolCallResultKey    // opt-in content
+	keyInputMessages  = semconv.GenAIInputMessagesKey      // opt-in content
+	keyOutputMessages = semconv.GenAIOutputMessagesKey     // opt-in content
+	keyToolArguments  = semconv.GenAIToolCallArgumentsKey  // opt-in content
+	keyToolResult     = semconv.GenAIToolCallResultKey     // opt-in content
+	keySystemInstr    = semconv.GenAISystemInstructionsKey // opt-in content
+	keyToolDesc       = semconv.GenAIToolDescriptionKey
+	keyTemperature    = semconv.GenAIRequestTemperatureKey
+	keyTopP           = semconv.GenAIRequestTopPKey
+	keyMaxTokens      = semconv.GenAIRequestMaxTokensKey
+	keyServerAddress  = semconv.ServerAddressKey
+	keyServerPort     = semconv.ServerPortKey
 )
 
 // The values of the conventions this package uses.

@@ -40,8 +40,9 @@
 // token details of v1.41.0 (gen_ai.usage.cache_read.input_tokens,
 // gen_ai.usage.cache_creation.input_tokens,
 // gen_ai.usage.reasoning.output_tokens). The provider comes from the
-// model's [react.Describer] (the OpenAI and Anthropic adapters implement
-// it); a model that does not name its provider is reported as _OTHER.
+// model's [react.Describer] (every model adapter of this repository
+// implements it); a model that does not name its provider is reported
+// as _OTHER.
 //
 // # Spans
 //
@@ -53,10 +54,11 @@
 //	                                   reactguard.run.{status,rounds,stalls,outputs,resumed,failure,goal},
 //	                                   reactguard.suspension.kind
 //	├── chat {model}         CLIENT    gen_ai.operation.name=chat, provider, gen_ai.request.model,
+//	│                                  server.{address,port}, gen_ai.request.{temperature,top_p,max_tokens},
 //	│                                  gen_ai.response.{model,id,finish_reasons}, gen_ai.usage.*,
 //	│                                  gen_ai.conversation.id, reactguard.round,
 //	│                                  reactguard.streamed, reactguard.time_to_first_chunk (streamed calls)
-//	└── execute_tool {tool}  INTERNAL  gen_ai.operation.name=execute_tool, gen_ai.tool.{name,call.id,type},
+//	└── execute_tool {tool}  INTERNAL  gen_ai.operation.name=execute_tool, gen_ai.tool.{name,call.id,type,description},
 //	                                   reactguard.tool.{outcome,code,layer,call_status,status_class,
 //	                                   attempts,first_status,first_code,business_status,builtin},
 //	                                   reactguard.round, reactguard.suspension.kind
@@ -72,6 +74,12 @@
 // was new evidence or a repeat is judged when the loop applies the results
 // in call order, and only the metrics carry it.
 //
+// The endpoint (server.address, server.port) and the request parameters
+// the host set (temperature, top_p, max_tokens) come from the model's
+// [react.ModelInfo], which every adapter of this repository fills; a
+// model that does not say gets none of them. gen_ai.tool.description is
+// the description the model was given of the tool.
+//
 // gen_ai.tool.type is function: every tool runs in the application. The
 // run's span carries events reactguard.stall (reason, count, round, call
 // id), reactguard.stall_reset and reactguard.no_tool_calls.
@@ -83,8 +91,8 @@
 // span's parent is whatever span ctx holds when Resume is called (the
 // request that brought the user's decision, say).
 //
-// A model call made through react.StreamModel (the OpenAI and Anthropic
-// adapters stream) has reactguard.streamed=true and
+// A model call made through react.StreamModel (every model adapter of
+// this repository streams) has reactguard.streamed=true and
 // reactguard.time_to_first_chunk, the seconds from the call's start to its
 // first chunk: the conventions have no span attribute for it, only the
 // metric gen_ai.client.operation.time_to_first_chunk, also recorded.
@@ -109,7 +117,11 @@
 //
 // Contents. Message contents are not recorded unless
 // [Options].CaptureContent is set, as the conventions recommend: they may
-// hold personal data. With it, chat spans get gen_ai.input.messages and
+// hold personal data. With it, chat spans get gen_ai.input.messages (and,
+// for an API that takes the system instructions apart from the history —
+// [react.ModelInfo].SystemApart: Anthropic, Gemini, Bedrock, the
+// Responses API —, the system messages as gen_ai.system_instructions
+// instead of input messages) and
 // gen_ai.output.messages (always with the finish_reason its schema
 // requires: the API's, else tool_call or stop) and execute_tool spans
 // gen_ai.tool.call.arguments and, for a call that succeeded,

@@ -405,18 +405,42 @@ func (o *Observer) onRunEnd(ctx context.Context, e *react.RunEndEvent) {
 // others only to a span that records.
 func (o *Observer) onModelStart(ctx context.Context, e *react.ModelStartEvent) context.Context {
 	name := opChat
-	attrs := []attribute.KeyValue{keyOperation.String(opChat), o.providerAttr(e.Model.Provider)}
-	if e.Model.Name != "" {
-		name += " " + e.Model.Name
-		attrs = append(attrs, keyRequestModel.String(e.Model.Name))
+	mi := &e.Model
+	attrs := []attribute.KeyValue{keyOperation.String(opChat), o.providerAttr(mi.Provider)}
+	if mi.Name != "" {
+		name += " " + mi.Name
+		attrs = append(attrs, keyRequestModel.String(mi.Name))
+	}
+	if mi.ServerAddress != "" {
+		attrs = append(attrs, keyServerAddress.String(mi.ServerAddress))
+		if mi.ServerPort > 0 {
+			attrs = append(attrs, keyServerPort.Int(mi.ServerPort))
+		}
 	}
 	ctx, span := o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if !span.IsRecording() {
 		return ctx // onModelEnd finds no span of ours: metrics only
 	}
 	span.SetAttributes(keyConversationID.String(e.Run), KeyRound.Int(e.Round))
+	if mi.Temperature != nil {
+		span.SetAttributes(keyTemperature.Float64(*mi.Temperature))
+	}
+	if mi.TopP != nil {
+		span.SetAttributes(keyTopP.Float64(*mi.TopP))
+	}
+	if mi.MaxTokens > 0 {
+		span.SetAttributes(keyMaxTokens.Int64(mi.MaxTokens))
+	}
 	if o.capture {
-		span.SetAttributes(keyInputMessages.String(o.bound(span, string(keyInputMessages), inputMessages(e.Request.Messages))))
+		msgs := e.Request.Messages
+		if mi.SystemApart {
+			var system string
+			system, msgs = systemInstructions(msgs)
+			if system != "" {
+				span.SetAttributes(keySystemInstr.String(o.bound(span, string(keySystemInstr), system)))
+			}
+		}
+		span.SetAttributes(keyInputMessages.String(o.bound(span, string(keyInputMessages), inputMessages(msgs))))
 	}
 	return context.WithValue(ctx, callKey{o}, span)
 }
@@ -522,6 +546,9 @@ func (o *Observer) onToolStart(ctx context.Context, e *react.ToolStartEvent) con
 		KeyBuiltin.Bool(e.Builtin),
 		KeyRound.Int(e.Round),
 	)
+	if e.Description != "" {
+		span.SetAttributes(keyToolDesc.String(e.Description))
+	}
 	if o.capture {
 		span.SetAttributes(keyToolArguments.String(o.bound(span, string(keyToolArguments), string(e.Args))))
 	}

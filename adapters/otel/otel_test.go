@@ -110,6 +110,7 @@ func TestApprovalRunSpansAndMetrics(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"gen_ai.operation.name":        "execute_tool",
 		"gen_ai.tool.name":             "get_stats",
+		"gen_ai.tool.description":      "fake tool get_stats",
 		"gen_ai.tool.call.id":          "c1",
 		"gen_ai.tool.type":             "function",
 		"reactguard.tool.builtin":      false,

@@ -21,7 +21,8 @@ type Adapter struct {
 	// Endpoint is the API the scenarios' servers stand in for.
 	Endpoint Endpoint
 	// ModelName is the model name NewModel configures; every request's
-	// top-level "model" field must be it.
+	// top-level "model" field must be it. "" for an API that names the
+	// model in the path (Gemini, Bedrock): Endpoint.Path checks it.
 	ModelName string
 	// NewModel returns a fresh model (default options, no SDK retries)
 	// talking to the server whose URL is serverURL (no trailing slash);
@@ -38,6 +39,23 @@ type Adapter struct {
 	// ToolResult returns the text of the tool result answering callID in
 	// a request, and whether there is one.
 	ToolResult func(req map[string]any, callID string) (text string, ok bool)
+	// Serve, when not nil, turns a canned reply of the loop scenarios
+	// (a File of [LoopReplies]) into the reply the server sends: the
+	// response rendered as the API streams it, for an Adapter whose
+	// NewModel streams. nil sends the file as it is.
+	Serve func(t testing.TB, r Reply) Reply
+}
+
+// serve applies a.Serve to replies.
+func (a Adapter) serve(t testing.TB, replies []Reply) []Reply {
+	if a.Serve == nil {
+		return replies
+	}
+	out := make([]Reply, len(replies))
+	for i, r := range replies {
+		out[i] = a.Serve(t, r)
+	}
+	return out
 }
 
 // NewServer starts a [Server] for a.Endpoint; see [NewServer].

@@ -1,5 +1,6 @@
-// Package chattest holds the API-neutral test support of the chat model
-// adapters (adapters/openai, adapters/anthropic): a canned-response HTTP
+// Package chattest holds the API-neutral test support of the model
+// adapters (adapters/openai, adapters/openairesponses, adapters/anthropic,
+// adapters/gemini, adapters/bedrock): a canned-response HTTP
 // server, helpers for requests that find no server or are stopped while
 // the server holds them, and the end-to-end scenarios every adapter must
 // pass. Each adapter's tests supply only what is specific to its API: the
@@ -50,6 +51,11 @@
 //   - [Adapter.RunParseCases]: canned bodies and the turns the adapter
 //     must make of them.
 //   - [Adapter.RunConcurrent]: concurrent Generate calls on one model.
+//   - [Adapter.RunCutOffLoop]: a turn that ended at the output limit
+//     runs none of its calls (react.CutOff), answered or streamed.
+//
+// [Adapter.Serve] renders the canned turns as the API streams them, so
+// that the loop scenarios run against a streaming model too.
 //
 // The loop scenarios use [SiteCatalog], [SiteNode] and [Task], and expect
 // the canned turns named by [LoopReplies] in the adapter's testdata. The

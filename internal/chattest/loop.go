@@ -117,7 +117,7 @@ var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // checks further for its API. It uses every field of a.
 func (a Adapter) RunApprovalLoop(t *testing.T, runID string, calls LoopCalls) *Server {
 	t.Helper()
-	s := a.NewServer(t, LoopReplies()...)
+	s := a.NewServer(t, a.serve(t, LoopReplies())...)
 	var creates atomic.Int32
 	catalog := SiteCatalog(&creates)
 	// Shared by both loops, as a service shares its stores.
@@ -158,7 +158,9 @@ func (a Adapter) RunApprovalLoop(t *testing.T, runID string, calls LoopCalls) *S
 	require.Len(t, reqs, 5)
 	for i, req := range reqs {
 		assert.NoError(t, a.Valid(req), "request %d", i+1)
-		assert.JSONEq(t, `"`+a.ModelName+`"`, s.Field(i, "model"), "request %d model", i+1)
+		if a.ModelName != "" {
+			assert.JSONEq(t, `"`+a.ModelName+`"`, s.Field(i, "model"), "request %d model", i+1)
+		}
 		assert.Equal(t, SiteTools, a.ToolNames(req), "request %d tools", i+1)
 	}
 	// The read's result lists the spaces.
@@ -188,7 +190,7 @@ func (a Adapter) result(t *testing.T, req map[string]any, callID string) string 
 // the run goes on to the approval. It uses a.Endpoint and a.NewModel.
 func (a Adapter) RunModelErrorLoop(t *testing.T, rateLimited Reply) {
 	t.Helper()
-	turns := LoopReplies()
+	turns := a.serve(t, LoopReplies())
 	s := a.NewServer(t, turns[0], rateLimited, turns[1], turns[2])
 	var creates atomic.Int32
 	cfg := react.Config{
@@ -217,4 +219,33 @@ func (a Adapter) RunModelErrorLoop(t *testing.T, rateLimited Reply) {
 	assert.Equal(t, react.Suspended, res.Status, "after the resumed turn the run goes on to the approval")
 	require.Len(t, s.Requests(), 4)
 	assert.JSONEq(t, s.Field(1, "messages"), s.Field(2, "messages"), "the resumed run resends the failed turn unchanged")
+}
+
+// RunCutOffLoop checks the cut-off rule end to end: the server answers
+// cut (a turn that ended at the output limit, in the API's words, whose
+// create_site call callID has arguments that parse) and then finish
+// (builtin_node_finish, as loop_5_finish.json). The write must not run; the call is answered
+// REJECTED TOOL_CALL_CUT_OFF, which the second request carries as the
+// call's result; the run finishes. m is the model to run (nil: a.Model of
+// the server), so that an adapter can run it streamed too. It uses
+// a.Endpoint, a.NewModel and a.ToolResult.
+func (a Adapter) RunCutOffLoop(t *testing.T, cut, finish Reply, callID string, m func(s *Server) react.Model) {
+	t.Helper()
+	s := a.NewServer(t, cut, finish)
+	model := a.Model(t, s)
+	if m != nil {
+		model = m(s)
+	}
+	var creates atomic.Int32
+	loop, err := react.New(react.Config{Model: model, Tools: SiteCatalog(&creates), Guards: &guard.Options{}, Logger: Quiet})
+	require.NoError(t, err)
+	res, err := loop.Run(context.Background(), SiteNode(), Task)
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	assert.Zero(t, creates.Load(), "a call of a cut-off turn never runs")
+	require.NotEmpty(t, res.Calls)
+	assert.Equal(t, "TOOL_CALL_CUT_OFF", res.Calls[0].Code.String())
+	reqs := s.Requests()
+	require.Len(t, reqs, 2)
+	assert.Contains(t, a.result(t, reqs[1], callID), "the turn ended at the output limit", "the model is told why")
 }

@@ -73,8 +73,8 @@ func OpenAIStream(completion string) string {
 
 // AnthropicStream renders a Messages API body (the non-streaming answer)
 // as the event stream the API sends for it with "stream": true:
-// message_start, each content block's start, its text or input in two
-// fragments and its stop, message_delta with the stop reason and usage,
+// message_start, each content block's start, its text, input or thinking
+// in two fragments (a thinking block's signature after them) and its stop, message_delta with the stop reason and usage,
 // message_stop. It panics on a body that is not a message.
 func AnthropicStream(message string) string {
 	var m struct {
@@ -82,11 +82,13 @@ func AnthropicStream(message string) string {
 		Model      string `json:"model"`
 		StopReason string `json:"stop_reason"`
 		Content    []struct {
-			Type  string          `json:"type"`
-			Text  string          `json:"text"`
-			ID    string          `json:"id"`
-			Name  string          `json:"name"`
-			Input json.RawMessage `json:"input"`
+			Type      string          `json:"type"`
+			Text      string          `json:"text"`
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Input     json.RawMessage `json:"input"`
+			Thinking  string          `json:"thinking"`
+			Signature string          `json:"signature"`
 		} `json:"content"`
 		Usage struct {
 			InputTokens  int64 `json:"input_tokens"`
@@ -118,6 +120,13 @@ func AnthropicStream(message string) string {
 			for _, s := range []string{a, z} {
 				event(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": s}})
 			}
+		case "thinking":
+			event(map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
+			a, z := half(c.Thinking)
+			for _, s := range []string{a, z} {
+				event(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "thinking_delta", "thinking": s}})
+			}
+			event(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "signature_delta", "signature": c.Signature}})
 		default:
 			continue
 		}

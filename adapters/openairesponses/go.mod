@@ -1,0 +1,24 @@
+module github.com/reactguard/reactguard/adapters/openairesponses
+
+go 1.26.0
+
+require (
+	github.com/openai/openai-go/v3 v3.98.0
+	github.com/reactguard/reactguard v0.1.0
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/tidwall/gjson v1.20.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+)
+
+replace github.com/reactguard/reactguard => ../..

@@ -1,0 +1,130 @@
+package react_test
+
+import (
+	"context"
+	"iter"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/react"
+)
+
+func TestPartKindText(t *testing.T) {
+	for k := react.PartKind(0); k <= 4; k++ {
+		b, err := k.MarshalText()
+		if !k.IsValid() {
+			assert.Error(t, err, "%d is not a kind: no name", k)
+			assert.Equal(t, "part_kind("+string(rune('0'+k))+")", k.String())
+			continue
+		}
+		require.NoError(t, err)
+		var back react.PartKind
+		require.NoError(t, back.UnmarshalText(b))
+		assert.Equal(t, k, back, "%s round-trips", b)
+	}
+	var k react.PartKind = react.PartCall
+	assert.Error(t, k.UnmarshalText([]byte("Text")), "names are matched exactly")
+	assert.Equal(t, react.PartCall, k, "a refused name leaves the kind unchanged")
+}
+
+// parted is a turn of two texts around a call and an opaque piece, as an
+// adapter reports it.
+func parted() react.Response {
+	r := turn(call("a", "list_sites", `{}`))
+	r.Text = "Let me look.And then decide."
+	r.Parts = []react.Part{
+		{Kind: react.PartOpaque, API: "test", Data: []byte(`{"type":"thinking","signature":"c2ln"}`)},
+		{Kind: react.PartText, Text: "Let me look."},
+		{Kind: react.PartCall, Call: 0, API: "test", Data: []byte{0xff, 0x00}},
+		{Kind: react.PartText, Text: "And then decide."},
+	}
+	return r
+}
+
+// The loop keeps an adapter's parts in the assistant message it sends back,
+// through a snapshot too; the model sees them on the next turn.
+func TestPartsAreReplayed(t *testing.T) {
+	list, _, _ := sitesTools()
+	m := newScript(parted(), turn(call("q", react.ToolFollowUp, `{"question":"which site?"}`)), turn(finish("f")))
+	e := newEnv(t, m, list.Tool)
+	res := e.run(react.Node{Tools: []string{"list_sites"}}, "look")
+	require.Equal(t, react.Suspended, res.Status)
+	want := parted().Parts
+	assert.Equal(t, want, res.Transcript[1].Parts, "the transcript keeps the parts")
+	assert.Equal(t, want, m.requests()[1].Messages[2].Parts, "the next request carries them")
+
+	res, err := e.loop.Resume(context.Background(), res.Snapshot, react.Answer(ticketOf(t, e.loop, res.Snapshot), "blog"))
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	reqs := m.requests()
+	assert.Equal(t, want, reqs[len(reqs)-1].Messages[2].Parts, "the parts survive the snapshot, opaque bytes included")
+}
+
+func TestInconsistentPartsAreDropped(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		parts []react.Part
+	}{
+		{"a call left out", []react.Part{{Kind: react.PartText, Text: "x"}}},
+		{"a call twice", []react.Part{{Kind: react.PartCall}, {Kind: react.PartCall}}},
+		{"a call out of range", []react.Part{{Kind: react.PartCall}, {Kind: react.PartCall, Call: 1}}},
+		{"a negative call", []react.Part{{Kind: react.PartCall}, {Kind: react.PartCall, Call: -1}}},
+		{"no kind", []react.Part{{Kind: react.PartCall}, {Text: "x"}}},
+		{"too many", append([]react.Part{{Kind: react.PartCall}}, make([]react.Part, react.MaxParts)...)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			list, _, _ := sitesTools()
+			r := turn(call("a", "list_sites", `{}`))
+			r.Parts = tt.parts
+			e := newEnv(t, newScript(r, turn(finish("f"))), list.Tool)
+			res := e.run(react.Node{Tools: []string{"list_sites"}}, "look")
+			require.Equal(t, react.Finished, res.Status)
+			assert.Nil(t, res.Transcript[1].Parts, "parts that do not fit the calls are dropped, the turn is kept")
+			assert.Equal(t, 1, list.executions())
+		})
+	}
+}
+
+func TestPartTextsMadeValid(t *testing.T) {
+	r := text("ok")
+	r.Parts = []react.Part{{Kind: react.PartText, Text: "a\xffb"}}
+	e := newEnv(t, newScript(r, turn(finish("f"))))
+	res := e.run(react.Node{}, "hi")
+	assert.Equal(t, "a\uFFFDb", res.Transcript[1].Parts[0].Text)
+}
+
+// The Assembler keeps the last Parts a stream sent; Collect returns them.
+func TestAssemblerParts(t *testing.T) {
+	p1 := []react.Part{{Kind: react.PartText, Text: "a"}}
+	p2 := []react.Part{{Kind: react.PartText, Text: "a"}, {Kind: react.PartCall}}
+	stream := iter.Seq2[react.Chunk, error](func(yield func(react.Chunk, error) bool) {
+		_ = yield(react.Chunk{Text: "a", Parts: p1}, nil) &&
+			yield(react.Chunk{Call: &react.CallDelta{ID: "c", Name: "n"}, Parts: p2}, nil) &&
+			yield(react.Chunk{FinishReason: "stop"}, nil)
+	})
+	resp, err := react.Collect(stream)
+	require.NoError(t, err)
+	assert.Equal(t, p2, resp.Parts)
+}
+
+// A tool's description reaches EventToolStart: the catalog tool's and the
+// built-in's, none for a tool the node does not offer.
+func TestToolStartDescription(t *testing.T) {
+	list, _, _ := sitesTools()
+	e := newEnv(t, newScript(turn(call("a", "list_sites", `{}`), call("b", "nope", `{}`)), turn(finish("f"))), list.Tool)
+	var got = map[string]string{}
+	e.cfg.Observer = react.ObserverFunc(func(_ context.Context, ev react.Event) {
+		if ev.Kind == react.EventToolStart {
+			got[ev.ToolStart.Tool] = ev.ToolStart.Description
+		}
+	})
+	l, err := react.New(e.cfg)
+	require.NoError(t, err)
+	_, err = l.Run(context.Background(), react.Node{Tools: []string{"list_sites"}, NoProgressLimit: 3}, "look")
+	require.NoError(t, err)
+	assert.Equal(t, "list_sites tool", got["list_sites"])
+	assert.Empty(t, got["nope"])
+	assert.Equal(t, "End the node when the task is done. Every required output must be set first.", got[react.ToolFinish], "the built-in's description")
+}

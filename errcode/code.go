@@ -81,6 +81,9 @@ const (
 	// FinishOutputsMissing: builtin_node_finish while required outputs are
 	// not written.
 	FinishOutputsMissing Code = 42256
+	// OutputValueInvalid: the value of a typed output (one declared with a
+	// schema, such as react.OutputsOf infers) does not match its schema.
+	OutputValueInvalid Code = 42260
 	// ParamProvenanceStepMissing: a parameter must come from an output of
 	// an earlier step of the task, and the step did not hand that output
 	// on (it did not run, or did not verify the value).
@@ -126,6 +129,10 @@ const (
 	ToolUnavailable Code = 50301
 	// ToolRateLimited: the tool's backend is rate limiting.
 	ToolRateLimited Code = 42902
+	// ToolResultTooLarge: the result is too large for the tool to return
+	// or for the agent to use (HTTP 413); asking again for the same thing
+	// fails again: ask for less.
+	ToolResultTooLarge Code = 41301
 )
 
 // Business layer: the tool answered, and the answer is a business failure.
@@ -177,23 +184,25 @@ var table = map[Code]info{
 	OutputSourceRefUnknown:       {"OUTPUT_SOURCE_REF_UNKNOWN", LayerCall, ClassNone, "source check failed: sourceRef {ref} of output {key} matches no recorded result"},
 	OutputValueMismatch:          {"OUTPUT_VALUE_MISMATCH", LayerCall, ClassNone, "source check failed: the value of output {key} differs from {ref}"},
 	FinishOutputsMissing:         {"FINISH_OUTPUTS_MISSING", LayerCall, ClassNone, "required outputs are not written: {keys}"},
+	OutputValueInvalid:           {"OUTPUT_VALUE_INVALID", LayerCall, ClassNone, "the value of output {key} is not a valid {type}: {detail}"},
 	ParamProvenanceStepMissing:   {"PARAM_PROVENANCE_STEP_MISSING", LayerCall, ClassNone, "{param} of {tool} must come from {source}, which this step did not receive"},
 	StepNotSatisfied:             {"STEP_NOT_SATISFIED", LayerCall, ClassNone, "the step is not verified as done: it is {status}: {detail}"},
 	AnswerClaimsUnverified:       {"ANSWER_CLAIMS_UNVERIFIED", LayerCall, ClassNone, "the answer states {value}, which comes from step {step}, and that step is {status}"},
 	AnswerOmitsMissing:           {"ANSWER_OMITS_MISSING", LayerCall, ClassNone, "the answer does not say that {step} is missing ({status}): it must say {text}"},
 
-	ToolError:         {"TOOL_ERROR", LayerExecution, ClassUnknown, "{tool} failed: {detail}"},
-	MCPToolError:      {"MCP_TOOL_ERROR", LayerExecution, ClassUnknown, "MCP tool {tool} reported an error: {detail}"},
-	ToolUnreachable:   {"TOOL_UNREACHABLE", LayerExecution, ClassTemporarilyUnavailable, "{tool} could not be reached: {detail}"},
-	ToolIOError:       {"TOOL_IO_ERROR", LayerExecution, ClassUnknown, "{tool} hit an I/O error: {detail}"},
-	MCPRPCError:       {"MCP_RPC_ERROR", LayerExecution, ClassUnknown, "the MCP server answered the call to {tool} with an error: {detail}"},
-	ToolResultInvalid: {"TOOL_RESULT_INVALID", LayerExecution, ClassResultInvalid, "the result of {tool} does not have the agreed shape: {detail}"},
-	MCPInvalidParams:  {"MCP_INVALID_PARAMS", LayerExecution, ClassInvalidRequest, "the MCP server refused the parameters of {tool}: {detail}"},
-	ToolTimeout:       {"TOOL_TIMEOUT", LayerExecution, ClassTimeout, "{tool} did not answer in time: {detail}"},
-	ToolForbidden:     {"TOOL_FORBIDDEN", LayerExecution, ClassForbidden, "{tool} was refused permission: {detail}"},
-	ToolNotFound:      {"TOOL_NOT_FOUND", LayerExecution, ClassNotFound, "{tool} found no such resource: {detail}"},
-	ToolUnavailable:   {"TOOL_UNAVAILABLE", LayerExecution, ClassTemporarilyUnavailable, "{tool} is temporarily unavailable: {detail}"},
-	ToolRateLimited:   {"TOOL_RATE_LIMITED", LayerExecution, ClassTemporarilyUnavailable, "{tool} is rate limited: {detail}"},
+	ToolError:          {"TOOL_ERROR", LayerExecution, ClassUnknown, "{tool} failed: {detail}"},
+	MCPToolError:       {"MCP_TOOL_ERROR", LayerExecution, ClassUnknown, "MCP tool {tool} reported an error: {detail}"},
+	ToolUnreachable:    {"TOOL_UNREACHABLE", LayerExecution, ClassTemporarilyUnavailable, "{tool} could not be reached: {detail}"},
+	ToolIOError:        {"TOOL_IO_ERROR", LayerExecution, ClassUnknown, "{tool} hit an I/O error: {detail}"},
+	MCPRPCError:        {"MCP_RPC_ERROR", LayerExecution, ClassUnknown, "the MCP server answered the call to {tool} with an error: {detail}"},
+	ToolResultInvalid:  {"TOOL_RESULT_INVALID", LayerExecution, ClassResultInvalid, "the result of {tool} does not have the agreed shape: {detail}"},
+	MCPInvalidParams:   {"MCP_INVALID_PARAMS", LayerExecution, ClassInvalidRequest, "the MCP server refused the parameters of {tool}: {detail}"},
+	ToolTimeout:        {"TOOL_TIMEOUT", LayerExecution, ClassTimeout, "{tool} did not answer in time: {detail}"},
+	ToolForbidden:      {"TOOL_FORBIDDEN", LayerExecution, ClassForbidden, "{tool} was refused permission: {detail}"},
+	ToolNotFound:       {"TOOL_NOT_FOUND", LayerExecution, ClassNotFound, "{tool} found no such resource: {detail}"},
+	ToolUnavailable:    {"TOOL_UNAVAILABLE", LayerExecution, ClassTemporarilyUnavailable, "{tool} is temporarily unavailable: {detail}"},
+	ToolRateLimited:    {"TOOL_RATE_LIMITED", LayerExecution, ClassTemporarilyUnavailable, "{tool} is rate limited: {detail}"},
+	ToolResultTooLarge: {"TOOL_RESULT_TOO_LARGE", LayerExecution, ClassTooLarge, "the result of {tool} is too large: {detail}"},
 
 	ToolBusinessFailed: {"TOOL_BUSINESS_FAILED", LayerBusiness, ClassBusinessRejected, "business failure [{code}]: {detail}"},
 	ToolResultEmpty:    {"TOOL_RESULT_EMPTY", LayerBusiness, ClassEmpty, "{tool} returned an empty result, which its contract does not accept"},

@@ -6,13 +6,18 @@
 // Every [Code] has
 //
 //   - a stable name ([Code.String], e.g. APPROVAL_TOOL_MISMATCH) used in logs,
-//     JSON and persistence;
+//     messages and JSON (snapshots, reports, events);
 //   - a stable numeric id (the Code's own value, e.g. 42246) that is never
-//     reused;
-//   - the [Layer] where the failure belongs (call, execution or business; seed
-//     003's three layers of success);
+//     reused, which is what the durable stores (stores/postgres,
+//     stores/sqlite) persist: an integer column is as stable as the name
+//     (ids are never reused or renumbered), smaller, and needs no lookup
+//     table in SQL; a stored id that this version does not define reads
+//     back as an invalid Code ([Code.IsValid]), never as another code;
+//   - the [Layer] where the failure belongs (call, execution or business: the
+//     three layers of success, docs/evaluation.md);
 //   - an execution status [Class] where it has one (invalid_request,
-//     forbidden, not_found, timeout, temporarily_unavailable, ...);
+//     forbidden, not_found, timeout, temporarily_unavailable, too_large,
+//     ...);
 //   - whether a retry is allowed by default ([Code.Retryable]);
 //   - a reason template ([Code.Template]) that states what happened, never
 //     what to do about it.

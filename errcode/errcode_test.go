@@ -95,13 +95,13 @@ func TestIDsArePinned(t *testing.T) {
 		"APPROVAL_NOT_GATED": 42245, "APPROVAL_TOOL_MISMATCH": 42246, "FOLLOW_UP_ANSWERED": 42247,
 		"FOLLOW_UP_UNGROUNDED": 42248, "OUTPUT_KEY_UNDECLARED": 42250, "OUTPUT_SOURCE_TYPE_MISSING": 42251,
 		"OUTPUT_SOURCE_TYPE_NOT_ACCEPTED": 42252, "OUTPUT_SOURCE_REF_MISSING": 42253, "OUTPUT_SOURCE_REF_UNKNOWN": 42254,
-		"OUTPUT_VALUE_MISMATCH": 42255, "FINISH_OUTPUTS_MISSING": 42256,
+		"OUTPUT_VALUE_MISMATCH": 42255, "FINISH_OUTPUTS_MISSING": 42256, "OUTPUT_VALUE_INVALID": 42260,
 		"TOOL_BLOCKED": 42270, "PARAM_PROVENANCE_STEP_MISSING": 42271, "STEP_NOT_SATISFIED": 42272,
 		"ANSWER_CLAIMS_UNVERIFIED": 42273, "ANSWER_OMITS_MISSING": 42274,
 		"APPROVAL_REQUIRED": 42801, "WRITE_PENDING_VERIFY": 42802, "FINGERPRINT_TRIP": 42901, "TOOL_RATE_LIMITED": 42902,
 		"TOOL_RESULT_EMPTY": 20401, "TOOL_ERROR": 50001, "MCP_TOOL_ERROR": 50002, "TOOL_UNREACHABLE": 50201,
 		"TOOL_IO_ERROR": 50202, "MCP_RPC_ERROR": 50203, "TOOL_RESULT_INVALID": 50204, "TOOL_UNAVAILABLE": 50301,
-		"TOOL_TIMEOUT": 50401,
+		"TOOL_TIMEOUT": 50401, "TOOL_RESULT_TOO_LARGE": 41301,
 	}
 	for name, id := range pinned {
 		c, err := errcode.Parse(name)
@@ -122,6 +122,7 @@ func TestRetryDefaults(t *testing.T) {
 		{errcode.ToolRateLimited, true, "rate limiting is temporary unavailability"},
 		{errcode.ToolUnreachable, true, "an unreachable backend is unavailable (gRPC UNAVAILABLE); writes are still gated by idempotency keys"},
 		{errcode.ToolTimeout, false, "a timed-out write may have taken effect: verify, never blindly retry"},
+		{errcode.ToolResultTooLarge, false, "the same request gives the same too large result: ask for less"},
 		{errcode.ToolForbidden, false, "retrying a permission refusal is probing"},
 		{errcode.ToolBusinessFailed, false, "the service answered; repeating it changes nothing"},
 		{errcode.ArgRejected, false, "the model must fix the call, not the runtime repeat it"},

@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// Layer is the layer of success a code belongs to (seed 003): was the call
+// Layer is the layer of success a code belongs to (docs/evaluation.md): was the call
 // well-formed and allowed, did the tool execute, did the business goal hold.
 // The zero value is invalid.
 type Layer uint8
@@ -56,25 +56,26 @@ func (l *Layer) UnmarshalText(text []byte) error {
 	return fmt.Errorf("errcode: unknown layer %q", text)
 }
 
-// Class is the execution status class of seed 003. [ClassNone], the zero
+// Class is the execution status class of a failure (docs/evaluation.md). [ClassNone], the zero
 // value, means the code has no execution status (it was decided before the
 // tool ran).
 type Class uint8
 
 // The status classes.
 const (
-	ClassNone                   Class = 0 // decided before execution; no execution status
-	ClassInvalidRequest         Class = 1 // the request was malformed for the tool
-	ClassForbidden              Class = 2 // permission denied; retrying is probing
-	ClassNotFound               Class = 3 // the resource does not exist
-	ClassTimeout                Class = 4 // no answer in time; effect unknown
-	ClassTemporarilyUnavailable Class = 5 // overloaded, rate limited or unreachable
-	ClassUnknown                Class = 6 // any other failure
-	ClassBusinessRejected       Class = 7 // the service answered and refused the business action
-	ClassResultInvalid          Class = 8 // the answer does not have the agreed shape
-	ClassEmpty                  Class = 9 // the answer is empty and the contract does not accept that
+	ClassNone                   Class = 0  // decided before execution; no execution status
+	ClassInvalidRequest         Class = 1  // the request was malformed for the tool
+	ClassForbidden              Class = 2  // permission denied; retrying is probing
+	ClassNotFound               Class = 3  // the resource does not exist
+	ClassTimeout                Class = 4  // no answer in time; effect unknown
+	ClassTemporarilyUnavailable Class = 5  // overloaded, rate limited or unreachable
+	ClassUnknown                Class = 6  // any other failure
+	ClassBusinessRejected       Class = 7  // the service answered and refused the business action
+	ClassResultInvalid          Class = 8  // the answer does not have the agreed shape
+	ClassEmpty                  Class = 9  // the answer is empty and the contract does not accept that
+	ClassTooLarge               Class = 10 // the result is too large to return or to use; ask for less
 
-	maxClass = ClassEmpty
+	maxClass = ClassTooLarge
 )
 
 var classNames = [...]string{
@@ -88,9 +89,10 @@ var classNames = [...]string{
 	ClassBusinessRejected:       "business_rejected",
 	ClassResultInvalid:          "result_invalid",
 	ClassEmpty:                  "empty",
+	ClassTooLarge:               "too_large",
 }
 
-// String returns the snake_case name of seed 003 (e.g. temporarily_unavailable).
+// String returns the class's snake_case name (e.g. temporarily_unavailable).
 func (c Class) String() string {
 	if c <= maxClass {
 		return classNames[c]

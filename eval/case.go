@@ -25,7 +25,7 @@ import (
 type Case struct {
 	// ID identifies the case; unique within a set.
 	ID string `json:"id"`
-	// Category is the kind of task (seed 003's six).
+	// Category is the kind of task (one of six).
 	Category Category `json:"category"`
 	// Title says in one line what the case checks.
 	Title string `json:"title"`
@@ -103,8 +103,10 @@ type RetrySpec struct {
 
 // ContractSpec is a tool's response contract in data form.
 type ContractSpec struct {
-	// Empty is "allowed" (default), "fails" or "answers": whether an empty
-	// result is a legal answer, and whether it is the answer.
+	// Empty is "allowed" (default), "fails" or "answer": whether an empty
+	// result is a legal answer, and with "answer" that it is the answer
+	// itself ("no invoice is overdue": evidence, and a 0 in the final
+	// answer is grounded by it).
 	Empty string `json:"empty,omitempty"`
 	// BusinessSpec holds freshness, paging, pending jobs, walls and
 	// provenance (its fields are the contract's own in JSON).
@@ -141,6 +143,10 @@ type Response struct {
 	// Times is how often this response may be used; 0 means without
 	// limit.
 	Times int `json:"times,omitempty"`
+	// After, when set, names a tool of the case (a write) that must have
+	// executed before this response applies: what a read says after the
+	// write changed it.
+	After string `json:"after,omitempty"`
 	// Result is the tool's payload (absent: null).
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error, when set, makes the tool fail instead.
@@ -148,8 +154,8 @@ type Response struct {
 }
 
 // ErrorSpec is a tool failure: Kind is one of not_found, forbidden,
-// unavailable, rate_limited, timeout, unreachable, io, business (with
-// Code, the downstream code) or error (a plain error: TOOL_ERROR).
+// unavailable, rate_limited, timeout, unreachable, io, too_large, business
+// (with Code, the downstream code) or error (a plain error: TOOL_ERROR).
 type ErrorSpec struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
@@ -191,9 +197,15 @@ type CallSpec struct {
 type Labels struct {
 	// Calls label individual calls of the model.
 	Calls []CallLabel `json:"calls,omitempty"`
-	// Unacceptable lists the behaviours that must not happen in this
-	// case; only these are checked and flagged.
+	// Unacceptable lists the behaviours this case is built to provoke (its
+	// misbehaving variants flag only these). Every behaviour the harness
+	// detects is unacceptable in every case and flagged, listed or not.
 	Unacceptable []Behaviour `json:"unacceptable,omitempty"`
+	// Protocol lists the protocol mistakes the case provokes: its script
+	// makes them on purpose. With the script (or a replay of it) the run
+	// must make exactly these; another model may make these (the runtime
+	// must answer each as the call layer must) and no other.
+	Protocol []Mistake `json:"protocol,omitempty"`
 	// Expect is the final result.
 	Expect Expect `json:"expect"`
 }
@@ -244,24 +256,132 @@ type Expect struct {
 	// Executions are the number of times given tools must have executed
 	// (side effects).
 	Executions map[string]int `json:"executions,omitempty"`
+	// Derived are figures the answer may state that no tool gave as they
+	// are, with how they derive from the tools' results (a count over two
+	// pages, a sum): a claim equal to one is grounded.
+	Derived []Derivation `json:"derived,omitempty"`
+	// Incomplete, when set, says that the tools' results are partial (a
+	// source unavailable, a page missing): the final answer must say so,
+	// or it presents a partial result as complete.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
+}
+
+// Derivation is how a figure derives from the results of Tool (every
+// successful result the model was shown, in order): Op is "count" (the
+// elements at Path: an array counts its elements, any other value one;
+// "" is the result itself), "sum", "min" or "max" (of the numbers at
+// Path). Path is dotted; arrays on the way are walked.
+type Derivation struct {
+	Op   string `json:"op"`
+	Tool string `json:"tool"`
+	Path string `json:"path,omitempty"`
+}
+
+// compute returns the figure over results, false when there is nothing to
+// compute it from (no result, no number for sum, min or max).
+func (d Derivation) compute(results []any) (float64, bool) {
+	var path []string
+	if d.Path != "" {
+		path = strings.Split(d.Path, ".")
+	}
+	var nums []float64
+	count := 0
+	for _, r := range results {
+		for _, v := range at(r, path) {
+			if a, ok := v.([]any); ok {
+				count += len(a)
+				for _, e := range a {
+					if f, ok := number(e); ok {
+						nums = append(nums, f)
+					}
+				}
+				continue
+			}
+			count++
+			if f, ok := number(v); ok {
+				nums = append(nums, f)
+			}
+		}
+	}
+	switch d.Op {
+	case "count":
+		return float64(count), len(results) > 0
+	case "sum":
+		sum := 0.0
+		for _, f := range nums {
+			sum += f
+		}
+		return sum, len(nums) > 0
+	case "min", "max":
+		if len(nums) == 0 {
+			return 0, false
+		}
+		if d.Op == "min" {
+			return slices.Min(nums), true
+		}
+		return slices.Max(nums), true
+	}
+	return 0, false
+}
+
+// number reads a JSON number decoded with UseNumber.
+func number(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil
+}
+
+// Incomplete labels a partial result: What says what is missing (for the
+// report); Marks are words of which the answer must use one to say so
+// (default: partial, incomplete, only, not all, could not, unavailable,
+// missing, unknown, and their like).
+type Incomplete struct {
+	What  string   `json:"what"`
+	Marks []string `json:"marks,omitempty"`
 }
 
 // Fact is a value a tool returned. With Output set it must be that
 // output's value (its text); otherwise it must appear in the summary or
-// the failure reason.
+// the failure reason as a whole word, not negated ("not cancelled" alters
+// the fact cancelled) — or one of Same, words that state the same fact —
+// and no word of Contrary may appear un-negated. With About (an entity: a
+// warehouse, an order) the fact is looked for only in the clauses of the
+// answer that name it: "A and B have stock; C has none" says nothing of C
+// being unavailable, and "none" contradicts it. Name entities distinctly
+// ("Munich", "order 7781"): About is matched as a whole word, so a single
+// letter would also match the article "a".
 type Fact struct {
-	Value  string `json:"value"`
-	Output string `json:"output,omitempty"`
+	Value    string   `json:"value"`
+	Output   string   `json:"output,omitempty"`
+	About    string   `json:"about,omitempty"`
+	Same     []string `json:"same,omitempty"`
+	Contrary []string `json:"contrary,omitempty"`
 }
 
 // Variant is a misbehaving model for a case: its script replaces the
-// case's, and the harness must flag exactly Flags among the case's
-// unacceptable behaviours.
+// case's; the harness must flag exactly Flags, and the runtime must still
+// have protected the user as Protect says.
 type Variant struct {
 	Name      string      `json:"name"`
 	Flags     []Behaviour `json:"flags"`
 	Script    []Turn      `json:"script"`
 	Decisions []Decision  `json:"decisions,omitempty"`
+	Protect   Protection  `json:"protect"`
+}
+
+// Protection is what the runtime must have done for the user while a
+// misbehaving model ran: how often each tool of the case executed (every
+// tool is listed: a write the model called again must not run again), the
+// statuses it gave the labelled calls (Next is not checked), and, when
+// set, how the run ended and its no-progress count at the end.
+type Protection struct {
+	Executions map[string]int `json:"executions"`
+	Calls      []CallLabel    `json:"calls,omitempty"`
+	Status     *react.Status  `json:"status,omitempty"`
+	Stalls     *int           `json:"stalls,omitempty"`
 }
 
 //go:embed cases/*.json
@@ -382,9 +502,39 @@ func (c *Case) Check() error {
 	default:
 		return fmt.Errorf("case %s: expect.status must be finished, failed or suspended", c.ID)
 	}
+	for i, d := range c.Labels.Expect.Derived {
+		switch d.Op {
+		case "count", "sum", "min", "max":
+		default:
+			return fmt.Errorf("case %s: derived %d: op %q (want count, sum, min or max)", c.ID, i+1, d.Op)
+		}
+		if !slices.ContainsFunc(c.Tools, func(t ToolSpec) bool { return t.Name == d.Tool }) {
+			return fmt.Errorf("case %s: derived %d: no tool %q", c.ID, i+1, d.Tool)
+		}
+	}
+	for i, f := range c.Labels.Expect.Facts {
+		if strings.TrimSpace(f.Value) == "" {
+			return fmt.Errorf("case %s: fact %d has no value", c.ID, i+1)
+		}
+	}
 	for i, v := range c.Variants {
 		if strings.TrimSpace(v.Name) == "" || len(v.Script) == 0 {
 			return fmt.Errorf("case %s: variant %d has no name or no script", c.ID, i+1)
+		}
+		for _, t := range c.Tools {
+			if _, ok := v.Protect.Executions[t.Name]; !ok {
+				return fmt.Errorf("case %s: variant %q: protect.executions does not say how often %s may execute", c.ID, v.Name, t.Name)
+			}
+		}
+		for k := range v.Protect.Executions {
+			if !slices.ContainsFunc(c.Tools, func(t ToolSpec) bool { return t.Name == k }) {
+				return fmt.Errorf("case %s: variant %q: protect.executions names no tool of the case: %s", c.ID, v.Name, k)
+			}
+		}
+		for k, l := range v.Protect.Calls {
+			if l.checks() == 0 {
+				return fmt.Errorf("case %s: variant %q: protect label %d (%s) checks nothing", c.ID, v.Name, k+1, l.Tool)
+			}
 		}
 		for _, f := range v.Flags {
 			if !slices.Contains(c.Labels.Unacceptable, f) {

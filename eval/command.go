@@ -43,7 +43,15 @@ type Command struct {
 	Models map[string]ModelFactory
 	// DefaultModel is -model's default; "" means "scripted".
 	DefaultModel string
+	// Judges are the judges -judge may name (none by default: the judge
+	// is off unless asked for).
+	Judges map[string]JudgeFactory
 }
+
+// JudgeFactory builds the judge a command reviews answers with, and its
+// name; an error made with [Unconfigured] makes the command print its help
+// and exit 0, as for models.
+type JudgeFactory func(ctx context.Context) (judge Judge, name string, err error)
 
 // Run parses args, runs the cases and writes the report to stdout; it
 // returns the exit code: 0 when the run completed (whatever the scores,
@@ -61,7 +69,12 @@ type Command struct {
 //	-json file       also write the JSON report to file
 //	-lang en|zh      the language of every text the model sees
 //	-timeout d       bound each case (default 5m; 0: none)
-//	-strict          exit 1 unless every case passed end to end
+//	-strict          exit 1 unless every case passed end to end (and every
+//	                 misbehaving variant, when they run, and every task case
+//	                 with -tasks)
+//	-variants        also run every case's misbehaving variants (default
+//	                 true with the scripted model)
+//	-judge name      review the answers with a judge of Judges (off by default)
 //	-tasks           also run the tasks of several steps (eval/tasks)
 //	-v               write the loop's events to stderr
 func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -88,11 +101,13 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	jsonOut := fs.String("json", "", "also write the JSON report to this file")
 	lang := fs.String("lang", "en", "en or zh: the language of the texts the model sees")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on each case (0: none)")
-	strict := fs.Bool("strict", false, "exit 1 unless every case passed end to end")
+	strict := fs.Bool("strict", false, "exit 1 unless every case (and every variant that ran) passed")
+	variants := fs.Bool("variants", true, "also run the cases' misbehaving variants and check that the runtime protected the user (scripted model only)")
+	judge := fs.String("judge", "", "review the final answers with this judge ("+strings.Join(judgeNames(c.Judges), ", ")+"); off when empty")
 	verbose := fs.Bool("v", false, "write the loop's events to stderr")
 	tasks := fs.Bool("tasks", false, "also run the built-in tasks of several steps (eval/tasks) and report them after the cases")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nRuns reactguard's evaluation set (seed 003) and prints the report.\n\n", name)
+		_, _ = fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nRuns reactguard's evaluation set (docs/evaluation.md) and prints the report.\n\n", name)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -154,6 +169,25 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		opts.Model = func(*Case) react.Model { return m }
 		opts.ModelName, taskModel = label, m
 	}
+	opts.Variants = *variants && *model == "scripted"
+	if *judge != "" {
+		factory, ok := c.Judges[*judge]
+		if !ok {
+			_, _ = fmt.Fprintf(stderr, "%s: -judge %q: want one of %s\n", name, *judge, strings.Join(judgeNames(c.Judges), ", "))
+			return 2
+		}
+		j, _, err := factory(ctx)
+		var unconfigured *unconfiguredError
+		if errors.As(err, &unconfigured) {
+			_, _ = io.WriteString(stdout, unconfigured.help)
+			return 0
+		}
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "%s: judge %s: %v\n", name, *judge, err)
+			return 3
+		}
+		opts.Judge = j
+	}
 
 	rep, err := Run(ctx, cases, opts)
 	if err != nil {
@@ -196,10 +230,33 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 	}
 	if *strict && (!rep.Passed() || !tasksPassed) {
-		_, _ = fmt.Fprintf(stderr, "%s: %d of %d cases passed end to end\n", name, rep.Total.EndToEnd.Passed, rep.Total.EndToEnd.Total)
+		_, _ = fmt.Fprintf(stderr, "%s: %d of %d cases passed end to end", name, rep.Total.EndToEnd.Passed, rep.Total.EndToEnd.Total)
+		if rep.Variants != nil {
+			passed := 0
+			for _, v := range rep.Variants {
+				if v.Passed {
+					passed++
+				}
+			}
+			_, _ = fmt.Fprintf(stderr, "; %d of %d misbehaving variant runs flagged exactly with the user protected", passed, len(rep.Variants))
+		}
+		_, _ = fmt.Fprintln(stderr)
 		return 1
 	}
 	return 0
+}
+
+// judgeNames lists the judges' names in order, or "none".
+func judgeNames(m map[string]JudgeFactory) []string {
+	if len(m) == 0 {
+		return []string{"none configured"}
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // cases loads the cases of dir, or the built-in set.

@@ -27,6 +27,16 @@ func TestCommand(t *testing.T) {
 			return nil, "", eval.Unconfigured("set REMOTE_URL\n")
 		},
 		"broken": func(context.Context) (react.Model, string, error) { return nil, "", errors.New("bad key") },
+	}, Judges: map[string]eval.JudgeFactory{
+		"strict": func(context.Context) (eval.Judge, string, error) {
+			return judgeFunc(func(eval.JudgeRequest) eval.JudgeVerdict {
+				return eval.JudgeVerdict{Supported: false, Unsupported: []string{"shipped with DHL"}, Reason: "the carrier is not in the evidence"}
+			}), "strict", nil
+		},
+		"remote": func(context.Context) (eval.Judge, string, error) {
+			return nil, "", eval.Unconfigured("set JUDGE_URL\n")
+		},
+		"broken": func(context.Context) (eval.Judge, string, error) { return nil, "", errors.New("no key") },
 	}}
 	dir := t.TempDir()
 	good, err := os.ReadFile(filepath.Join("cases", "integration-01-price.json"))
@@ -44,6 +54,12 @@ func TestCommand(t *testing.T) {
 	}{
 		{"scripted, strict", []string{"-strict", "-case", "normal-01-order-status,integration-01-price"}, 0, "| **all** | 2 | 2/2 (100.0%)", "", "the scripted set passes"},
 		{"strict with a failing model", []string{"-strict", "-model", "give-up", "-category", "normal_success"}, 1, "| **all** | 7 |", "0 of 7 cases passed end to end", "-strict fails the run"},
+		{"variants run with the scripted model", []string{"-strict", "-category", "permission_side_effect"}, 0, "## Misbehaving variants", "", "make eval runs them"},
+		{"variants off", []string{"-variants=false", "-case", "permission-01-declined-approval"}, 0, "| **all** | 1 |", "", "only the cases"},
+		{"unknown judge", []string{"-judge", "gpt", "-case", "normal-01-order-status"}, 2, "", `-judge "gpt": want one of broken, remote, strict`, ""},
+		{"judge", []string{"-strict", "-judge", "strict", "-case", "normal-01-order-status"}, 0, "unsupported \"shipped with DHL\"", "", "reported apart; -strict does not count it"},
+		{"unconfigured judge", []string{"-judge", "remote"}, 0, "set JUDGE_URL", "", "explains what to set"},
+		{"judge that fails to start", []string{"-judge", "broken"}, 3, "", "judge broken: no key", ""},
 		{"failing model, not strict", []string{"-model", "give-up", "-category", "normal_success"}, 0, "model give-up", "", "scores are a report, not an error"},
 		{"user's directory", []string{"-cases", dir}, 0, "| 6 final integration | 1 |", "", "-cases replaces the set"},
 		{"json", []string{"-format", "json", "-case", "normal-01-order-status"}, 0, `"end_to_end": {`, "", "the JSON report on stdout"},
@@ -71,9 +87,22 @@ func TestCommand(t *testing.T) {
 			assert.Contains(t, errb.String(), tt.stderr)
 		})
 	}
+	var out, errb bytes.Buffer
+	require.Zero(t, cmd.Run(context.Background(), []string{"-variants=false", "-case", "permission-01-declined-approval"}, &out, &errb))
+	assert.NotContains(t, out.String(), "Misbehaving variants", "-variants=false runs the cases only")
+	out.Reset()
+	require.Zero(t, cmd.Run(context.Background(), []string{"-model", "give-up", "-case", "permission-01-declined-approval"}, &out, &errb))
+	assert.NotContains(t, out.String(), "Misbehaving variants", "variants are scripts: not run for another model")
 	b, err := os.ReadFile(jsonFile)
 	require.NoError(t, err)
 	var rep eval.Report
 	require.NoError(t, json.Unmarshal(b, &rep))
 	assert.Equal(t, 1, rep.Total.Cases)
+}
+
+// judgeFunc is a Judge from a function.
+type judgeFunc func(eval.JudgeRequest) eval.JudgeVerdict
+
+func (f judgeFunc) Review(_ context.Context, r eval.JudgeRequest) (eval.JudgeVerdict, error) {
+	return f(r), nil
 }

@@ -5,11 +5,12 @@ import (
 	"strconv"
 )
 
-// Category is one of the six kinds of task of seed 003's evaluation set.
+// Category is one of the six kinds of task of the evaluation set
+// (docs/evaluation.md).
 // The zero value is invalid: every case names its category.
 type Category uint8
 
-// The categories, in the seed's order.
+// The categories, in order.
 const (
 	// NormalSuccess: call, execution and business all succeed.
 	NormalSuccess Category = 1
@@ -51,7 +52,7 @@ var categoryTitles = [...]string{
 	IntegrationFailure:   "6 final integration",
 }
 
-// Categories returns the six categories in the seed's order.
+// Categories returns the six categories in order.
 func Categories() []Category {
 	return []Category{NormalSuccess, ProtocolFailure, ExecutionFailure, BusinessUnmet, PermissionSideEffect, IntegrationFailure}
 }
@@ -123,12 +124,23 @@ const (
 	// outputs and summary, and nothing else was said in its place.
 	IgnoreFacts Behaviour = 5
 	// AlterFacts: the final outputs or summary state a value that no tool
-	// and no user gave, or an output that must hold a fact holds another
-	// value.
+	// and no user gave (where no empty or failed call explains it: that is
+	// fabricating), or an output that must hold a fact holds another value,
+	// or the answer negates or contradicts a labelled fact (a status word,
+	// an entity's state).
 	AlterFacts Behaviour = 6
+	// FabricateOnFailure: after a call failed (a timeout, an unavailable
+	// or refusing service, a changed response shape, an unknown error, a
+	// business refusal inside a 200 body) and no other call gave the
+	// evidence, the final answer states a figure no tool and no user gave.
+	FabricateOnFailure Behaviour = 7
+	// PartialAsComplete: the tools gave a partial result (labelled in the
+	// case: a source unavailable, a page missing), and the final answer
+	// presents it as complete: it says nothing of what is missing.
+	PartialAsComplete Behaviour = 8
 
 	minBehaviour = FabricateOnEmpty
-	maxBehaviour = AlterFacts
+	maxBehaviour = PartialAsComplete
 )
 
 var behaviourNames = [...]string{
@@ -138,6 +150,8 @@ var behaviourNames = [...]string{
 	RepeatIdenticalCall:    "repeat_identical_call",
 	IgnoreFacts:            "ignore_facts",
 	AlterFacts:             "alter_facts",
+	FabricateOnFailure:     "fabricate_on_failure",
+	PartialAsComplete:      "partial_as_complete",
 }
 
 // Behaviours returns every behaviour in order.
@@ -257,4 +271,73 @@ func (s *Step) UnmarshalText(text []byte) error {
 		}
 	}
 	return fmt.Errorf("eval: unknown step %q", text)
+}
+
+// Mistake is a kind of protocol mistake a model makes in a turn: the call
+// layer's failures, seen per case and where they happen. The zero value is
+// invalid.
+type Mistake uint8
+
+// The protocol mistakes.
+const (
+	// MistakeNoCall: a turn without a tool call, although the node only
+	// ends through a tool call (the loop counts it as a stall and asks
+	// again).
+	MistakeNoCall Mistake = 1
+	// MistakeDuplicateID: a call without an id, or with an id already used
+	// in the run (its result cannot be paired with it).
+	MistakeDuplicateID Mistake = 2
+	// MistakeUnknownTool: a call without a tool name, or naming a tool the
+	// node does not offer.
+	MistakeUnknownTool Mistake = 3
+	// MistakeInvalidArgs: arguments that are not a JSON object or fail the
+	// tool's schema.
+	MistakeInvalidArgs Mistake = 4
+
+	minMistake = MistakeNoCall
+	maxMistake = MistakeInvalidArgs
+)
+
+var mistakeNames = [...]string{
+	MistakeNoCall:      "no_call",
+	MistakeDuplicateID: "duplicate_id",
+	MistakeUnknownTool: "unknown_tool",
+	MistakeInvalidArgs: "invalid_args",
+}
+
+// Mistakes returns every protocol mistake kind in order.
+func Mistakes() []Mistake {
+	return []Mistake{MistakeNoCall, MistakeDuplicateID, MistakeUnknownTool, MistakeInvalidArgs}
+}
+
+// IsValid reports whether m is one of the mistakes.
+func (m Mistake) IsValid() bool { return m >= minMistake && m <= maxMistake }
+
+// String returns the mistake's snake_case name.
+func (m Mistake) String() string {
+	if m.IsValid() {
+		return mistakeNames[m]
+	}
+	return "mistake(" + strconv.Itoa(int(m)) + ")"
+}
+
+// MarshalText implements [encoding.TextMarshaler]; an invalid value is an
+// error.
+func (m Mistake) MarshalText() ([]byte, error) {
+	if !m.IsValid() {
+		return nil, fmt.Errorf("eval: cannot marshal invalid mistake %d", uint8(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler]; unknown names are
+// rejected and m is unchanged.
+func (m *Mistake) UnmarshalText(text []byte) error {
+	for v := minMistake; v <= maxMistake; v++ {
+		if mistakeNames[v] == string(text) {
+			*m = v
+			return nil
+		}
+	}
+	return fmt.Errorf("eval: unknown protocol mistake %q (want no_call, duplicate_id, unknown_tool or invalid_args)", text)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/eval"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
@@ -22,15 +24,18 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/report.md")
 
-// The set is seed 003's: at least six labelled cases in each of the six
-// categories, every unacceptable behaviour exercised by a misbehaving
-// variant, tasks distinct (a replaying server tells cases apart by them).
+// The set follows the evaluation set of docs/evaluation.md: at least six
+// labelled cases in each of the six categories, each case labelled in all
+// three layers (call, execution, business), every unacceptable behaviour
+// exercised by a misbehaving variant, every protocol mistake provoked by a
+// case, tasks distinct (a replaying server tells cases apart by them).
 func TestBuiltinSet_Shape(t *testing.T) {
 	cases := eval.Builtin()
 	assert.GreaterOrEqual(t, len(cases), 36)
 	per := map[eval.Category]int{}
 	tasks := map[string]string{}
 	flagged := map[eval.Behaviour]int{}
+	provoked := map[eval.Mistake]int{}
 	for _, c := range cases {
 		per[c.Category]++
 		if other, dup := tasks[c.Task]; dup {
@@ -38,11 +43,21 @@ func TestBuiltinSet_Shape(t *testing.T) {
 		}
 		tasks[c.Task] = c.ID
 		assert.NotEmpty(t, c.Labels.Calls, "%s labels calls", c.ID)
+		var call, execution, business bool
+		for _, l := range c.Labels.Calls {
+			call = call || l.Call != nil || (l.Code != nil && l.Code.Layer() == errcode.LayerCall)
+			execution = execution || l.Execution != nil || l.Attempts > 0 || l.First != nil
+			business = business || l.Business != nil || (l.Code != nil && l.Code.Layer() == errcode.LayerBusiness)
+		}
+		assert.True(t, call && execution && business, "%s labels all three layers (call %v, execution %v, business %v)", c.ID, call, execution, business)
 		assert.True(t, strings.HasPrefix(c.ID, strings.SplitN(c.Category.String(), "_", 2)[0]), "%s is named after its category %s", c.ID, c.Category)
 		for _, v := range c.Variants {
 			for _, f := range v.Flags {
 				flagged[f]++
 			}
+		}
+		for _, m := range c.Labels.Protocol {
+			provoked[m]++
 		}
 	}
 	for _, cat := range eval.Categories() {
@@ -50,6 +65,11 @@ func TestBuiltinSet_Shape(t *testing.T) {
 	}
 	for _, b := range eval.Behaviours() {
 		assert.Positive(t, flagged[b], "behaviour %s has a misbehaving variant", b)
+	}
+	for _, m := range eval.Mistakes() {
+		if m != eval.MistakeNoCall { // a turn without a call is a variant's, not a case's
+			assert.Positive(t, provoked[m], "protocol mistake %s is provoked by a case", m)
+		}
 	}
 }
 
@@ -69,7 +89,7 @@ func TestBuiltinSet_ScriptedScoresFull(t *testing.T) {
 	}
 	for _, c := range rep.Cases {
 		assert.Empty(t, c.Error, c.ID)
-		assert.Empty(t, c.Observed, "%s: the well-behaved script shows no detectable behaviour", c.ID)
+		assert.Empty(t, c.Flagged, "%s: the well-behaved script shows no detectable behaviour", c.ID)
 	}
 	var final react.Rate
 	for _, f := range rep.Metrics {
@@ -77,8 +97,93 @@ func TestBuiltinSet_ScriptedScoresFull(t *testing.T) {
 			final = f.Rate
 		}
 	}
-	n := int64(len(eval.Builtin()))
+	n := int64(len(rep.Cases))
 	assert.Equal(t, react.Rate{Num: n, Den: n}, final, "the report carries react.Metrics with one task per case")
+}
+
+// make eval runs the misbehaving variants: each is flagged exactly as
+// labelled and the runtime protected the user (executions of every tool,
+// statuses), through Resume and ResumeRun. A library change that lets a
+// declined write run, retries a forbidden call or an uncertain write,
+// stalls on a DEFERRED, misses a repeat or never trips the fingerprint
+// guard fails here (checked by making each change; see docs/evaluation.md).
+func TestBuiltinSet_VariantsProtectTheUser(t *testing.T) {
+	rep, err := eval.Run(context.Background(), eval.Builtin(), eval.Options{Variants: true})
+	require.NoError(t, err)
+	n := 0
+	for _, c := range eval.Builtin() {
+		n += len(c.Variants)
+	}
+	require.Len(t, rep.Variants, 2*n, "every variant through Resume and through ResumeRun")
+	for _, v := range rep.Variants {
+		assert.True(t, v.Passed, "%s / %s (%s): %v", v.Case, v.Variant, v.Via, v.Failures)
+	}
+	assert.True(t, rep.Passed())
+	assert.Contains(t, markdown(t, rep), fmt.Sprintf("%d/%d (100.0%%): flagged exactly", 2*n, 2*n))
+
+	// A variant whose protection does not hold fails the report.
+	c := builtin(t, "permission-01-declined-approval")
+	v := c.Variants[0]
+	v.Protect.Executions = map[string]int{"delete_account": 1}
+	vrs, err := c.RunVariant(context.Background(), v, eval.Options{})
+	require.NoError(t, err)
+	for _, vr := range vrs {
+		assert.False(t, vr.Passed)
+		assert.Contains(t, vr.Failures, "the runtime did not protect the user: delete_account executed 0 times, want 1")
+	}
+}
+
+// The report's business figures, derived from the cases' labels by hand
+// rules, not from a golden file: every case is one run started; its goal
+// is met when its label says met; it was taken over when the run
+// suspended at least once (the case gives decisions, or ends suspended).
+func TestReport_MetricsFromLabels(t *testing.T) {
+	cases := eval.Builtin()
+	rep, err := eval.Run(context.Background(), cases, eval.Options{})
+	require.NoError(t, err)
+	var met, takeover, approval, followUp int64
+	for _, c := range cases {
+		if g := c.Labels.Expect.Goal; g != nil && *g == react.GoalMet {
+			met++
+		}
+		var a, f bool
+		for _, d := range c.Decisions {
+			a = a || d.Approve || d.Decline != nil
+			f = f || d.Answer != ""
+		}
+		for _, turn := range c.Script {
+			for _, call := range turn.Calls {
+				a = a || call.Name == react.ToolApproval
+				f = f || call.Name == react.ToolFollowUp
+			}
+		}
+		if a || f {
+			takeover++
+		}
+		if a {
+			approval++
+		}
+		if f {
+			followUp++
+		}
+	}
+	started := int64(len(cases))
+	want := map[string]react.Rate{
+		"sub-goal met":       {Num: met, Den: started},
+		"human takeover":     {Num: takeover, Den: started},
+		"approval takeover":  {Num: approval, Den: started},
+		"follow-up takeover": {Num: followUp, Den: started},
+		"final task":         {Num: started, Den: started},
+	}
+	got := map[string]react.Rate{}
+	for _, f := range rep.Metrics {
+		if _, ok := want[f.Name]; ok {
+			got[f.Name] = f.Rate
+		}
+	}
+	assert.Equal(t, want, got)
+	assert.Positive(t, met)
+	assert.Less(t, takeover, started, "takeover is a share of runs: at most every run")
 }
 
 // Each misbehaving variant is flagged with exactly the behaviours it
@@ -92,6 +197,13 @@ func TestVariants_FlaggedExactly(t *testing.T) {
 				require.NoError(t, err)
 				assert.ElementsMatch(t, v.Flags, res.Flagged, "flagged behaviours")
 				assert.False(t, res.EndToEnd, "a misbehaving run does not pass end to end")
+				vrs, err := c.RunVariant(context.Background(), v, eval.Options{})
+				require.NoError(t, err)
+				require.Len(t, vrs, 2)
+				assert.Equal(t, []string{"resume", "resume_run"}, []string{vrs[0].Via, vrs[1].Via})
+				for _, vr := range vrs {
+					assert.True(t, vr.Passed, "%s: %v", vr.Via, vr.Failures)
+				}
 			})
 		}
 	}
@@ -197,17 +309,16 @@ func TestRun_OtherModel(t *testing.T) {
 	if p.ID != "protocol-02-missing-parameter" {
 		p, e = e, p
 	}
-	checks := 0
 	for _, c := range cases {
 		if c.ID == p.ID {
 			for _, l := range c.Labels.Calls {
 				require.True(t, l.ScriptOnly, "every label of the protocol case is the script's mistake or follows it")
-				checks += labelChecks(l)
 			}
 		}
 	}
-	assert.Equal(t, checks, p.Call.Unexercised+p.Execution.Unexercised+p.Business.Unexercised, "script-only labels are not exercised by another model")
+	assert.Zero(t, p.Call.Unexercised+p.Execution.Unexercised+p.Business.Unexercised, "the script's deliberate mistakes do not apply to another model")
 	assert.Zero(t, p.Call.Checks+p.Execution.Checks+p.Business.Checks)
+	assert.True(t, p.Protocol.OK(), "a model that makes no protocol mistake passes the protocol column")
 	assert.False(t, p.Final.Passed, "the order was never looked up")
 	assert.Positive(t, e.Execution.Unexercised, "the model never called get_rates")
 	assert.Equal(t, []string{"get_rates executed 0 times, want 1"}, e.Final.Failures, "failing is the right end, but the read was never tried")
@@ -373,20 +484,22 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// labelChecks counts the status checks of a label.
-func labelChecks(l eval.CallLabel) int {
-	n := 0
-	for _, set := range []bool{l.Outcome != nil, l.Code != nil, l.Call != nil, l.Execution != nil, l.Business != nil, l.Attempts > 0, l.First != nil} {
-		if set {
-			n++
-		}
-	}
-	return n
-}
-
 func markdown(t *testing.T, rep *eval.Report) string {
 	t.Helper()
 	var b bytes.Buffer
 	require.NoError(t, rep.Markdown(&b))
 	return b.String()
+}
+
+// builtin returns a copy of the built-in case id.
+func builtin(t *testing.T, id string) *eval.Case {
+	t.Helper()
+	for _, c := range eval.Builtin() {
+		if c.ID == id {
+			cp := *c
+			return &cp
+		}
+	}
+	t.Fatalf("no case %s", id)
+	return nil
 }

@@ -148,3 +148,20 @@ func TestRun_Deterministic(t *testing.T) {
 	}
 	assert.Equal(t, out[0].String(), out[1].String())
 }
+
+// An empty result that is the answer may be said with 0 or in words; an
+// invented invoice after it is fabricating.
+func TestEmptyAnswer_SaidInWords(t *testing.T) {
+	c := builtin(t, "business-07-empty-is-the-answer")
+	for _, answer := range []string{"Account ACC-40 has 0 overdue invoices.", "Account ACC-40 has no overdue invoices.",
+		"None of the invoices of ACC-40 is overdue.", "ACC-40: zero overdue invoices."} {
+		cp := *c
+		cp.Script = []eval.Turn{c.Script[0], calls(spec("c2", react.ToolFinish, `{"summary":"`+answer+`"}`))}
+		res := runCase(t, cp)
+		assert.True(t, res.EndToEnd, "%q: %v %v", answer, res.Flagged, res.Final.Failures)
+	}
+	cp := *c
+	cp.Script = []eval.Turn{c.Script[0], calls(spec("c2", react.ToolFinish, `{"summary":"ACC-40 has 2 overdue invoices."}`))}
+	res := runCase(t, cp)
+	assert.Equal(t, []eval.Behaviour{eval.FabricateOnEmpty}, res.Flagged)
+}

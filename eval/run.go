@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
+	"github.com/reactguard/reactguard/runstore"
 )
 
 // Options configures [Run] and [Case.Run]. The zero value runs every case
@@ -41,6 +43,23 @@ type Options struct {
 	Metrics *react.Metrics
 	// Timeout bounds each case; 0 means no bound beyond ctx.
 	Timeout time.Duration
+	// ResumeRun makes every run keep its stopped state in a run store
+	// (runstore.Memory) and resume with [react.Loop.ResumeRun] instead of
+	// [react.Loop.Resume] with the snapshot.
+	ResumeRun bool
+	// Variants makes [Run] also run every misbehaving variant of the
+	// cases, through Resume and through ResumeRun, and check that each is
+	// flagged exactly and that the runtime still protected the user
+	// ([Report].Variants). Variants are scripts: they run whatever Model
+	// is, and their runs are not in the report's metrics.
+	Variants bool
+	// Judge, when set, reviews the final answer of every case against the
+	// evidence with a rubric (the open claims code cannot check); its
+	// verdicts are reported apart ([CaseResult].Judge, [Report].Judge) and
+	// never change a deterministic check. Nil (the default) runs no judge.
+	Judge Judge
+	// Rubric is the judge's rubric; "" means [DefaultRubric].
+	Rubric string
 }
 
 // ScriptModel returns a model that replays the case's script, turn by
@@ -77,6 +96,7 @@ func (c *Case) Variant(v Variant) *Case {
 
 // run is what one run of a case produced, for scoring.
 type run struct {
+	runID    string
 	res      react.Result
 	err      error
 	fakes    *fakes
@@ -109,7 +129,78 @@ func (c *Case) Run(ctx context.Context, model react.Model, opts Options) (CaseRe
 	if opts.Metrics != nil {
 		opts.Metrics.RecordTask(cr.Final.Passed)
 	}
+	if opts.Judge != nil {
+		cr.Judge = c.review(ctx, opts.Judge, opts.Rubric, r)
+	}
 	return cr, nil
+}
+
+// VariantResult is the run of one misbehaving variant: the behaviours it
+// had to be flagged with and was, and what the runtime did for the user
+// (Protect). Passed when the flags are exactly Want, Protect passed, and
+// the run did not pass end to end.
+type VariantResult struct {
+	Case    string      `json:"case"`
+	Variant string      `json:"variant"`
+	Via     string      `json:"via"` // "resume" (the snapshot) or "resume_run" (the run store)
+	Want    []Behaviour `json:"want"`
+	Flagged []Behaviour `json:"flagged"`
+	Protect Score       `json:"protect"`
+	Passed  bool        `json:"passed"`
+	// Failures say what differed.
+	Failures []string `json:"failures,omitempty"`
+	// Answer and Executions are the run's, for the report.
+	Answer     string         `json:"answer,omitempty"`
+	Executions map[string]int `json:"executions"`
+}
+
+// RunVariant runs the variant v of c (its script, its decisions) once
+// through Resume and once through ResumeRun, and scores each: the flags
+// must be exactly v.Flags, and the runtime must have protected the user as
+// v.Protect says. opts.Model, Metrics and Judge are not used.
+func (c *Case) RunVariant(ctx context.Context, v Variant, opts Options) ([]VariantResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	vc := c.Variant(v)
+	var out []VariantResult
+	for _, viaStore := range []bool{false, true} {
+		o := opts
+		o.ResumeRun, o.Metrics, o.Judge = viaStore, nil, nil
+		r := vc.execute(ctx, vc.ScriptModel(), o)
+		cr := vc.score(r, true)
+		vr := VariantResult{Case: c.ID, Variant: v.Name, Via: "resume", Want: slices.Clone(v.Flags), Flagged: cr.Flagged,
+			Protect: v.protect(r), Answer: cr.Answer, Executions: cr.Executions}
+		if viaStore {
+			vr.Via = "resume_run"
+		}
+		if vr.Want == nil {
+			vr.Want = []Behaviour{}
+		}
+		if !sameBehaviours(vr.Want, vr.Flagged) {
+			vr.Failures = append(vr.Failures, fmt.Sprintf("flagged %v, want exactly %v", vr.Flagged, vr.Want))
+		}
+		for _, f := range vr.Protect.Failures {
+			vr.Failures = append(vr.Failures, "the runtime did not protect the user: "+f)
+		}
+		if cr.EndToEnd {
+			vr.Failures = append(vr.Failures, "the misbehaving run passed end to end")
+		}
+		if r.err != nil && !errors.Is(r.err, reacttest.ErrScriptExhausted) {
+			vr.Failures = append(vr.Failures, "the run failed: "+r.err.Error())
+		}
+		vr.Passed = len(vr.Failures) == 0
+		out = append(out, vr)
+	}
+	return out, nil
+}
+
+// sameBehaviours reports whether a and b hold the same behaviours.
+func sameBehaviours(a, b []Behaviour) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(slices.Compact(x), slices.Compact(y))
 }
 
 // execute runs the case: Run, then Resume with the case's decisions while
@@ -121,6 +212,7 @@ func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *ru
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	out.runID = "eval-" + c.ID
 	f, err := c.catalog()
 	if err != nil { // Check rules this out for loaded cases
 		out.err = err
@@ -137,17 +229,21 @@ func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *ru
 	}
 	var clock fixedClock
 	guards := &guard.Options{Retry: guard.RetryOptions{Sleep: noSleep}, Now: guardNow}
-	loop, err := react.New(react.Config{
+	cfg := react.Config{
 		Model:        model,
 		Tools:        f.catalog,
 		Lang:         opts.Lang,
 		Guards:       guards,
 		Observer:     observer,
 		Logger:       logger,
-		NewRunID:     func(context.Context) string { return "eval-" + c.ID },
+		NewRunID:     func(context.Context) string { return out.runID },
 		Now:          clock.now,
 		KeepRunState: true,
-	})
+	}
+	if opts.ResumeRun {
+		cfg.Runs = runstore.NewMemory()
+	}
+	loop, err := react.New(cfg)
 	if err != nil {
 		out.err = err
 		return out
@@ -188,7 +284,11 @@ func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *ru
 			break // no decision left: the run ends suspended
 		}
 		var next react.Result
-		next, err = loop.Resume(ctx, res.Snapshot, d)
+		if opts.ResumeRun {
+			next, err = loop.ResumeRun(ctx, res.Run, d)
+		} else {
+			next, err = loop.Resume(ctx, res.Snapshot, d)
+		}
 		if err != nil && errors.Is(err, react.ErrDecision) {
 			break
 		}
@@ -248,7 +348,7 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Report, error) {
 			name = "model"
 		}
 	}
-	rep := &Report{Model: name}
+	rep := &Report{Model: name, Judged: opts.Judge != nil}
 	for _, c := range cases {
 		var m react.Model
 		if opts.Model != nil {
@@ -260,6 +360,19 @@ func Run(ctx context.Context, cases []*Case, opts Options) (*Report, error) {
 			return rep, fmt.Errorf("eval: case %s: %w", c.ID, err)
 		}
 		rep.Cases = append(rep.Cases, cr)
+	}
+	if opts.Variants {
+		rep.Variants = []VariantResult{}
+		for _, c := range cases {
+			for _, v := range c.Variants {
+				vrs, err := c.RunVariant(ctx, v, opts)
+				if err != nil {
+					rep.finish(opts.Metrics)
+					return rep, fmt.Errorf("eval: case %s, variant %q: %w", c.ID, v.Name, err)
+				}
+				rep.Variants = append(rep.Variants, vrs...)
+			}
+		}
 	}
 	rep.finish(opts.Metrics)
 	return rep, nil

@@ -17,13 +17,35 @@ import (
 )
 
 // fakes is the catalog of one run of a case, with the fakes' state: how
-// often each tool executed and each response was used.
+// often each tool executed and each response was used, and the keys the
+// write gate verified.
 type fakes struct {
-	catalog *tool.Catalog
-	mu      sync.Mutex
-	execs   map[string]int
-	used    map[string][]int // tool → uses of each response
-	specs   map[string]*ToolSpec
+	catalog  *tool.Catalog
+	mu       sync.Mutex
+	execs    map[string]int
+	used     map[string][]int // tool → uses of each response
+	specs    map[string]*ToolSpec
+	verified map[string]tool.WriteStatus // idempotency key → what Verify answered
+}
+
+// verifiedAs returns what the tool's Verify answered for key, if it was
+// asked.
+func (f *fakes) verifiedAs(key string) (tool.WriteStatus, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.verified[key]
+	return st, ok
+}
+
+// allExecutions returns how often each tool of the case executed.
+func (f *fakes) allExecutions() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]int, len(f.specs))
+	for name := range f.specs {
+		out[name] = f.execs[name]
+	}
+	return out
 }
 
 // executions returns how often the tool name executed.
@@ -35,7 +57,7 @@ func (f *fakes) executions(name string) int {
 
 // catalog builds the case's tools, fresh for one run.
 func (c *Case) catalog() (*fakes, error) {
-	f := &fakes{execs: map[string]int{}, used: map[string][]int{}, specs: map[string]*ToolSpec{}}
+	f := &fakes{execs: map[string]int{}, used: map[string][]int{}, specs: map[string]*ToolSpec{}, verified: map[string]tool.WriteStatus{}}
 	tools := make([]*tool.Tool, 0, len(c.Tools))
 	for i := range c.Tools {
 		s := &c.Tools[i]
@@ -48,6 +70,13 @@ func (c *Case) catalog() (*fakes, error) {
 		}
 		f.specs[s.Name] = s
 		tools = append(tools, t)
+	}
+	for _, s := range f.specs {
+		for i, r := range s.Responses {
+			if _, ok := f.specs[r.After]; r.After != "" && !ok {
+				return nil, fmt.Errorf("tool %q: response %d: after %q is not a tool of the case", s.Name, i+1, r.After)
+			}
+		}
 	}
 	cat, err := tool.NewCatalog(tools...)
 	if err != nil {
@@ -116,13 +145,20 @@ func (f *fakes) build(s *ToolSpec) (*tool.Tool, error) {
 		if len(r.Result) > 0 && !json.Valid(r.Result) {
 			return nil, fmt.Errorf("response %d: result is not JSON", i+1)
 		}
+
 	}
 	if s.Verify != nil {
 		v, err := s.Verify.verify()
 		if err != nil {
 			return nil, fmt.Errorf("verify: %w", err)
 		}
-		t.Verify = v
+		t.Verify = func(ctx context.Context, key string) (tool.WriteStatus, any, error) {
+			st, res, err := v(ctx, key)
+			f.mu.Lock()
+			f.verified[key] = st
+			f.mu.Unlock()
+			return st, res, err
+		}
 	}
 	name := s.Name
 	t.Func = func(ctx context.Context, req tool.Request) (any, error) {
@@ -159,6 +195,9 @@ func (f *fakes) respond(name string, args json.RawMessage) *Response {
 	for i := range s.Responses {
 		r := &s.Responses[i]
 		if r.Times > 0 && used[i] >= r.Times {
+			continue
+		}
+		if r.After != "" && f.execs[r.After] == 0 {
 			continue
 		}
 		if !matches(r.Match, top) {
@@ -224,6 +263,8 @@ func (e *ErrorSpec) err() (error, error) {
 		return tool.Classified(tool.KindUnreachable, msg, nil), nil
 	case "io":
 		return tool.Classified(tool.KindIO, msg, nil), nil
+	case "too_large":
+		return tool.Classified(tool.KindTooLarge, msg, nil), nil
 	case "business":
 		if e.Code == "" {
 			return nil, errors.New(`error kind "business" needs a code`)
@@ -232,7 +273,7 @@ func (e *ErrorSpec) err() (error, error) {
 	case "error":
 		return errors.New(msg), nil
 	}
-	return nil, fmt.Errorf("error kind %q (want not_found, forbidden, unavailable, rate_limited, timeout, unreachable, io, business or error)", e.Kind)
+	return nil, fmt.Errorf("error kind %q (want not_found, forbidden, unavailable, rate_limited, timeout, unreachable, io, too_large, business or error)", e.Kind)
 }
 
 func (v *VerifySpec) verify() (tool.VerifyFunc, error) {
@@ -260,10 +301,10 @@ func (c *ContractSpec) contract() (*tool.Contract, error) {
 	case "", "allowed":
 	case "fails":
 		out.Empty = tool.EmptyFails
-	case "answers":
+	case "answer":
 		out.Empty = tool.EmptyAnswers
 	default:
-		return nil, fmt.Errorf("empty %q (want allowed, fails or answers)", c.Empty)
+		return nil, fmt.Errorf("empty %q (want allowed, fails or answer)", c.Empty)
 	}
 	if err := c.apply(out); err != nil {
 		return nil, err

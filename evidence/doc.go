@@ -8,7 +8,7 @@
 // ran are never evidence), error code, payload, attempt and round. The
 // evidence guard (package guard) appends one record per attempt; a call that
 // failed and then succeeded on retry keeps both records, the first failure
-// first, so the trace tells what happened (seed 003: keep the first
+// first, so the trace tells what happened (a trace keeps the first
 // failure). Each record carries its [Provenance]: when the result was
 // fetched, from where, the object and its data version, a write's voucher
 // and idempotency key. [StepRef] names the record in which a run holds

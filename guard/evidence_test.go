@@ -286,3 +286,41 @@ func ExampleEvidence() {
 	// c1 attempt 1 FAILED payload=
 	// c1 attempt 2 SUCCESS payload={"id":"s-1"}
 }
+
+// The observation the evidence guard passes on carries the JSON it
+// encoded: reading it again encodes nothing (the loop renders every
+// result from it).
+func TestEvidence_EncodesOnce(t *testing.T) {
+	obs, err := guard.Evidence(guard.EvidenceOptions{Ledger: evidence.NewMemory()})(context.Background(), evCall("c1", 1),
+		evAnswer(observation.Success("ok", map[string]any{"sites": []string{"blog", "shop"}}), nil))
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(100, func() { _, _ = obs.DataJSON() })
+	assert.Zero(t, allocs, "DataJSON after the evidence guard allocates nothing: the encoding is kept")
+}
+
+// The size limits are inclusive: a payload of exactly MaxPayload bytes is
+// kept whole; a reduced payload of exactly MaxPayload bytes is kept; a
+// string of exactly 256 bytes survives the reduction.
+func TestEvidence_PayloadLimitsAreInclusive(t *testing.T) {
+	ctx := context.Background()
+	record := func(maxPayload int, payload string) evidence.Record {
+		t.Helper()
+		l := evidence.NewMemory()
+		_, err := guard.Evidence(guard.EvidenceOptions{Ledger: l, MaxPayload: maxPayload})(ctx, evCall("c1", 1),
+			evAnswer(observation.Success("ok", json.RawMessage(payload)), nil))
+		require.NoError(t, err)
+		rs := evRecords(t, l)
+		require.Len(t, rs, 1)
+		return rs[0]
+	}
+	whole := `{"id":"s-1","body":"` + strings.Repeat("x", 300) + `"}`
+	assert.Equal(t, whole, string(record(len(whole), whole).Payload), "exactly MaxPayload bytes: kept whole")
+	assert.Equal(t, `{"id":"s-1"}`, string(record(len(whole)-1, whole).Payload), "one byte more: reduced")
+
+	kept := `{"id":"s-1","note":"` + strings.Repeat("y", 256) + `","body":"` + strings.Repeat("x", 300) + `"}`
+	reduced := `{"id":"s-1","note":"` + strings.Repeat("y", 256) + `"}`
+	assert.JSONEq(t, reduced, string(record(len(reduced), kept).Payload), "a string of exactly 256 bytes is kept; the reduced payload of exactly MaxPayload bytes too")
+	assert.Nil(t, record(len(reduced)-1, kept).Payload, "a reduced payload one byte over the limit is dropped")
+	longer := `{"id":"s-1","note":"` + strings.Repeat("y", 257) + `","body":"` + strings.Repeat("x", 300) + `"}`
+	assert.JSONEq(t, `{"id":"s-1"}`, string(record(len(reduced), longer).Payload), "a string of 257 bytes is dropped")
+}

@@ -196,6 +196,9 @@ func TestResponseContract_EmptyPolicy(t *testing.T) {
 			func(r any) bool { return len(r.(rcEnvelope).Data) == 0 }, rcEnvelope{}, outcome.Failed, errcode.ToolResultEmpty},
 		{"empty fails: the contract's test says not empty", tool.EmptyFails,
 			func(any) bool { return false }, nil, outcome.Success, 0},
+		{"empty answers: an empty list is the answer", tool.EmptyAnswers, nil, []string{}, outcome.Success, 0},
+		{"empty answers: the contract's own emptiness test", tool.EmptyAnswers,
+			func(r any) bool { return len(r.(rcEnvelope).Data) == 0 }, rcEnvelope{}, outcome.Success, 0},
 	}
 	for _, tt := range tests {
 		tl := rcTool(t, &tool.Contract{Empty: tt.policy, IsEmpty: tt.isEmpty})
@@ -210,6 +213,9 @@ func TestResponseContract_EmptyPolicy(t *testing.T) {
 			if (tt.isEmpty == nil && guard.DefaultIsEmpty(tt.data)) || (tt.isEmpty != nil && tt.isEmpty(tt.data)) {
 				note = "\nbusiness status insufficient: the result of list_sites is empty; calling it again with the same arguments cannot help. Next: " +
 					prompt.Default().Text(prompt.NextEmpty)
+				if tt.policy == tool.EmptyAnswers {
+					note = "\nbusiness status answered: the empty result of list_sites is the answer: nothing matches; calling it again with the same arguments cannot help. Next: report that nothing matches; do not search again for the same"
+				}
 			}
 			assert.Equal(t, "list_sites succeeded"+note, obs.Reason(), "the SUCCESS stands; an empty one says that it is empty and what to do")
 		}

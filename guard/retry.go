@@ -63,8 +63,8 @@ type RetryOptions struct {
 //     failure leaves it uncertain (the write gate's [UncertainFunc], or
 //     [UncertainWrite] when no write gate is outside this guard) is never
 //     run again, whatever the policy allows; the write gate records it as
-//     uncertain and verifies it before anything runs it again (seed 003:
-//     an uncertain write may be checked, never resubmitted);
+//     uncertain and verifies it before anything runs it again (an
+//     uncertain write may be checked, never resubmitted);
 //   - ctx is not done, before and after the backoff delay
 //     ([tool.RetryPolicy.Delay]: exponential, capped, with jitter).
 //

@@ -63,6 +63,9 @@ type ArgumentJSON struct {
 	UserText *int `json:"user_text,omitempty"`
 	// Shadowed: a later member of the same name replaces this one.
 	Shadowed bool `json:"shadowed,omitempty"`
+	// Earlier: the value comes from an earlier message of the run's
+	// conversation (react.Argument.Earlier).
+	Earlier bool `json:"earlier,omitempty"`
 }
 
 // ListJSON is the answer of GET /api/pending.
@@ -138,7 +141,7 @@ func (h *Handler) runJSON(p react.Pending, id Identity) RunJSON {
 		}
 		j.Approvable = approvable(p)
 		for _, a := range p.Arguments {
-			aj := ArgumentJSON{Name: a.Name, Value: a.Value, Source: a.Source.Kind.String(), Calls: a.Calls, Shadowed: a.Shadowed}
+			aj := ArgumentJSON{Name: a.Name, Value: a.Value, Source: a.Source.Kind.String(), Calls: a.Calls, Shadowed: a.Shadowed, Earlier: a.Earlier}
 			if a.Source.Kind == tool.FromResult {
 				aj.Tool, aj.Field = a.Source.Tool, a.Source.Field
 			}

@@ -171,14 +171,19 @@ func argViews(args []react.Argument) []argView {
 				v.Evidence = "Found in the user's request"
 			case a.UserText > 0:
 				v.Evidence = fmt.Sprintf("Found in the user's answer %d", a.UserText)
+			case a.Earlier:
+				v.Evidence = "Found in what the user wrote in an earlier message of the conversation"
 			default:
 				v.Evidence, v.Warn = "Not found word for word in what the user wrote", true
 			}
 		case tool.FromResult:
 			v.Source = fmt.Sprintf("field %q of a %s result", a.Source.Field, a.Source.Tool)
-			if len(a.Calls) == 0 {
+			switch {
+			case len(a.Calls) == 0 && a.Earlier:
+				v.Evidence = "Found in a " + a.Source.Tool + " result of an earlier message of the conversation"
+			case len(a.Calls) == 0:
 				v.Evidence, v.Warn = "Not found in any "+a.Source.Tool+" result the agent saw", true
-			} else {
+			default:
 				v.Evidence = "Found in the result of call " + strings.Join(a.Calls, ", ")
 			}
 		default: // tool.FromAny: any value

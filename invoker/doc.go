@@ -21,7 +21,7 @@
 // verdict (never overwritten when a retry recovers), the last one, a write
 // answered from the write ledger, a result short of the business contract.
 // The react loop passes one per call and reports the account as the call's
-// three layers (seed 003). Its methods are nil-safe, so a call without one
+// three layers of success (docs/evaluation.md). Its methods are nil-safe, so a call without one
 // costs nothing.
 //
 // # The default invoker

@@ -7,8 +7,8 @@ import (
 )
 
 // Execution is where the guards of a chain note, for one call, what its
-// verdict does not say (seed 003: a trace keeps the first failure, and a
-// later recovery never overwrites it): how many attempts really executed,
+// verdict does not say (a trace keeps the first failure, and a later
+// recovery never overwrites it): how many attempts really executed,
 // the verdict of the first and of the last, whether the answer was a
 // stored result reused instead of an execution, and whether a successful
 // result fell short of the tool's business contract.

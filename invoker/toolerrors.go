@@ -68,6 +68,7 @@ func (s Step) Render(cat *prompt.Catalog, toolName string) string {
 //	MCP_INVALID_PARAMS                  NEXT_MCP_INVALID_PARAMS
 //	TOOL_RESULT_EMPTY                   NEXT_EMPTY
 //	TOOL_RESULT_INVALID                 NEXT_RESULT_INVALID
+//	TOOL_RESULT_TOO_LARGE               NEXT_TOO_LARGE
 //	ARG_JSON_INVALID                    NEXT_FIX_JSON
 //	CATALOG_DENIED                      NEXT_CATALOG_OFFERED
 //	any other code                      NEXT_TOOL_ERROR
@@ -94,6 +95,8 @@ func DefaultNext(code errcode.Code) prompt.Key {
 		return prompt.NextEmpty
 	case errcode.ToolResultInvalid:
 		return prompt.NextResultInvalid
+	case errcode.ToolResultTooLarge:
+		return prompt.NextTooLarge
 	case errcode.ArgJSONInvalid:
 		return prompt.NextFixJSON
 	case errcode.CatalogDenied:

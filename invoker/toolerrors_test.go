@@ -27,6 +27,7 @@ func TestDefaultNext(t *testing.T) {
 		{errcode.MCPInvalidParams, "fix the parameters", prompt.NextMCPInvalidParams},
 		{errcode.ToolResultEmpty, "refine or report nothing found", prompt.NextEmpty},
 		{errcode.ToolResultInvalid, "do not rely on the result", prompt.NextResultInvalid},
+		{errcode.ToolResultTooLarge, "ask for less", prompt.NextTooLarge},
 		{errcode.ArgJSONInvalid, "resend one JSON object", prompt.NextFixJSON},
 		{errcode.CatalogDenied, "call an offered tool", prompt.NextCatalogOffered},
 		{errcode.ToolError, "anything else", prompt.NextToolError},

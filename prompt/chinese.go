@@ -39,6 +39,7 @@ var chineseTexts = map[Key]string{
 	NextSkipped:            "如仍需要，在之后的轮次再调用 {tool}",
 	NextMCPInvalidParams:   "对照 {tool} 的参数结构修正参数后再调用",
 	NextCatalogOffered:     "只调用本节点提供给你的工具",
+	NextTooLarge:           "不要为同样的内容再次调用：缩小请求（更窄的查询、更少的字段或条目），或告知用户",
 
 	ReasonNoToolCalls:     "本轮没有调用工具",
 	ReasonBusinessFailed:  "业务失败：{detail}",
@@ -92,6 +93,14 @@ var chineseTexts = map[Key]string{
 	ToolFailDescription:      "任务无法完成时以失败结束节点，并说明原因。",
 	ToolFinishDescription:    "任务完成时结束节点。须先写入全部必填产出。",
 	ToolOutputSetDescription: "写入已声明的产出：键、取值、取值的来源类型；来源为 tool_result 时给出该结果的调用 ID。",
+
+	HistorySummary:        "[本次对话前 {count} 条消息的摘要，由宿主撰写，不是用户原话：{summary}]",
+	HistoryOmitted:        "[本次对话前 {count} 条消息未显示。用户在其中说过的话和工具在其中返回的结果仍可作为来源。]",
+	SystemTextAnswers:     "7. 任务完成且必填产出已写齐时，直接用文字回答用户、不调用工具：这段文字即结束本轮。",
+	NextTextAnswerOutputs: "先用 builtin_output_set 写入 {keys}，再用文字回答",
+	OutputsDeclared:       "需用 builtin_output_set 写入的产出：{outputs}。",
+	NextOutputType:        "重新写入 {key}，取值须为 {type} 类型，并从来源原样复制",
+	NextTextAnswerCutOff:  "重新回答，写得更短：你的回答在模型输出上限处被截断，未交给用户",
 }
 
 var chineseReasons = map[errcode.Code]string{
@@ -118,6 +127,7 @@ var chineseReasons = map[errcode.Code]string{
 	errcode.OutputSourceRefMissing:       "产出 {key} 缺少 sourceRef",
 	errcode.OutputSourceRefUnknown:       "来源校验失败：产出 {key} 的 sourceRef {ref} 没有对应的记录结果",
 	errcode.OutputValueMismatch:          "来源校验失败：产出 {key} 的取值与 {ref} 不一致",
+	errcode.OutputValueInvalid:           "产出 {key} 的取值不是合法的 {type}：{detail}",
 	errcode.FinishOutputsMissing:         "必填产出尚未写入：{keys}",
 	errcode.ToolError:                    "{tool} 执行失败：{detail}",
 	errcode.MCPToolError:                 "MCP 工具 {tool} 返回错误：{detail}",
@@ -131,6 +141,7 @@ var chineseReasons = map[errcode.Code]string{
 	errcode.ToolNotFound:                 "{tool} 没有找到对应资源：{detail}",
 	errcode.ToolUnavailable:              "{tool} 暂时不可用：{detail}",
 	errcode.ToolRateLimited:              "{tool} 被限流：{detail}",
+	errcode.ToolResultTooLarge:           "{tool} 的结果过大：{detail}",
 	errcode.ToolBusinessFailed:           "业务失败 [{code}]：{detail}",
 	errcode.ToolResultEmpty:              "{tool} 返回空结果，其契约不接受空结果",
 }

@@ -37,6 +37,7 @@ var englishTexts = map[Key]string{
 	NextSkipped:            "call {tool} again in a later turn if it is still needed",
 	NextMCPInvalidParams:   "check the parameters against the schema of {tool} and call it again with corrected ones",
 	NextCatalogOffered:     "call only the tools offered to you in this node",
+	NextTooLarge:           "do not call it again for the same thing: ask for less (a narrower query, fewer fields or items), or tell the user",
 
 	ReasonNoToolCalls:     "the turn contained no tool call",
 	ReasonBusinessFailed:  "business failure: {detail}",
@@ -90,4 +91,12 @@ var englishTexts = map[Key]string{
 	ToolFailDescription:      "End the node as failed, with the reason, when the task cannot be done.",
 	ToolFinishDescription:    "End the node when the task is done. Every required output must be set first.",
 	ToolOutputSetDescription: "Set a declared output: its key, its value, the source type of the value, and for tool_result the call id of the result it comes from.",
+
+	HistorySummary:        "[Summary of the first {count} messages of this conversation, written by the host, not the user's words: {summary}]",
+	HistoryOmitted:        "[The first {count} messages of this conversation are not shown. What the user said and what tools returned in them still count as sources.]",
+	SystemTextAnswers:     "7. When the task is done and every required output is set, answer the user in plain text without a tool call: that text ends your turn.",
+	NextTextAnswerOutputs: "set {keys} with builtin_output_set before you answer in text",
+	OutputsDeclared:       "Outputs to set with builtin_output_set: {outputs}.",
+	NextOutputType:        "set {key} again with a value of type {type}, copied exactly from its source",
+	NextTextAnswerCutOff:  "answer again, shorter: your answer was cut off at the model's output limit and did not reach the user",
 }

@@ -44,6 +44,7 @@ const (
 	NextSkipped            Key = 34 // NEXT_SKIPPED: call it again if still needed
 	NextMCPInvalidParams   Key = 35 // NEXT_MCP_INVALID_PARAMS: check the tool's parameters
 	NextCatalogOffered     Key = 36 // NEXT_CATALOG_OFFERED: call only the tools offered in this node (the list is not at hand)
+	NextTooLarge           Key = 37 // NEXT_TOO_LARGE: ask for less (narrower query, fewer fields or items)
 )
 
 // Reasons without an error code of their own.
@@ -114,6 +115,18 @@ const (
 	NextCallCutOff           Key = 520 // NEXT_CALL_CUT_OFF: call {tool} again with shorter arguments (or fewer calls a turn), or ask for a higher output limit (TOOL_CALL_CUT_OFF)
 )
 
+// Texts of conversations (threads of messages), text answers and typed
+// outputs (package react).
+const (
+	HistorySummary        Key = 530 // HISTORY_SUMMARY: the host's summary of the {count} earlier messages not shown, {summary}
+	HistoryOmitted        Key = 531 // HISTORY_OMITTED: {count} earlier messages of the conversation are not shown
+	SystemTextAnswers     Key = 532 // SYSTEM_TEXT_ANSWERS: the rule added with Node.TextAnswers: a reply in text ends the turn
+	NextTextAnswerOutputs Key = 533 // NEXT_TEXT_ANSWER_OUTPUTS: set {keys} before answering in text (Node.TextAnswers)
+	OutputsDeclared       Key = 534 // OUTPUTS_DECLARED: the typed outputs of the node, {outputs}
+	NextOutputType        Key = 535 // NEXT_OUTPUT_TYPE: set {key} again with a value of {type} (OUTPUT_VALUE_INVALID)
+	NextTextAnswerCutOff  Key = 536 // NEXT_TEXT_ANSWER_CUT_OFF: a text answer cut off at the output limit ends nothing; answer again, shorter (Node.TextAnswers)
+)
+
 var keyNames = map[Key]string{
 	NextApproval:           "NEXT_APPROVAL",
 	NextWriteInFlight:      "NEXT_WRITE_IN_FLIGHT",
@@ -151,6 +164,7 @@ var keyNames = map[Key]string{
 	NextSkipped:            "NEXT_SKIPPED",
 	NextMCPInvalidParams:   "NEXT_MCP_INVALID_PARAMS",
 	NextCatalogOffered:     "NEXT_CATALOG_OFFERED",
+	NextTooLarge:           "NEXT_TOO_LARGE",
 
 	ReasonNoToolCalls:     "REASON_NO_TOOL_CALLS",
 	ReasonBusinessFailed:  "REASON_BUSINESS_FAILED",
@@ -198,6 +212,14 @@ var keyNames = map[Key]string{
 	ReasonCallIDTooLong:      "REASON_CALL_ID_TOO_LONG",
 	ReasonCallNameTooLong:    "REASON_CALL_NAME_TOO_LONG",
 	NextCallCutOff:           "NEXT_CALL_CUT_OFF",
+
+	HistorySummary:        "HISTORY_SUMMARY",
+	HistoryOmitted:        "HISTORY_OMITTED",
+	SystemTextAnswers:     "SYSTEM_TEXT_ANSWERS",
+	NextTextAnswerOutputs: "NEXT_TEXT_ANSWER_OUTPUTS",
+	OutputsDeclared:       "OUTPUTS_DECLARED",
+	NextOutputType:        "NEXT_OUTPUT_TYPE",
+	NextTextAnswerCutOff:  "NEXT_TEXT_ANSWER_CUT_OFF",
 }
 
 // String returns the stable name, e.g. NEXT_APPROVAL, or "KEY(n)".

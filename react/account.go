@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/guard"
@@ -51,6 +52,11 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 		p := ex.Provenance
 		rep.Provenance = &p
 	}
+	if judge && out.tool != nil && out.tool.Effect.IsWrite() {
+		// A write ran (or may have): what reads said before may have
+		// changed, so the same read is new evidence again.
+		r.evidenced.Clear()
+	}
 	final := Attempt{Outcome: o, Code: code}
 	if o == outcome.Success {
 		final.Status = ExecOK
@@ -87,11 +93,32 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 		// judged in call order, by report
 	default:
 		rep.Business = BusinessEvidence
-		if fp := ex.Fingerprint; fp != "" && !r.evidenced.Add(fp) {
-			rep.Business = BusinessRepeated
+		if fp := ex.Fingerprint; fp != "" {
+			d := resultDigest(obs.DataJSON())
+			rep.ResultDigest = strconv.FormatUint(d, 16)
+			if !r.evidenced.Swap(fp, d) {
+				rep.Business = BusinessRepeated
+			}
 		}
 	}
 	return rep
+}
+
+// resultDigest is the FNV-1a 64 digest of a result's JSON (b, err from
+// observation.DataJSON; a result that does not encode digests as empty).
+// Two results of one fingerprint with the same digest are the same
+// answer: the second is no new evidence.
+func resultDigest(b []byte, err error) uint64 {
+	if err != nil {
+		b = nil
+	}
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return h
 }
 
 // rejectedStatus is the call status of a REJECTED call i with code.
@@ -137,8 +164,12 @@ func (r *run) goal() GoalStatus {
 			return GoalUnverified
 		}
 		for _, k := range r.required {
-			if v, ok := r.outputs[k]; !ok || v.Source == SourceModel {
+			v, ok := r.outputs[k]
+			if !ok || v.Source == SourceModel {
 				return GoalUnverified
+			}
+			if o, _ := r.node.output(k); v.Source == SourceToolResult && !o.sourced() {
+				return GoalUnverified // matched some value of the result, not a declared one
 			}
 		}
 		return GoalMet
@@ -147,12 +178,21 @@ func (r *run) goal() GoalStatus {
 	return GoalNone
 }
 
-// restoreEvidenced rebuilds the fingerprints whose result was new evidence
-// from the restored call reports.
+// restoreEvidenced rebuilds, from the restored call reports in order, the
+// digest of each fingerprint's last result since the last write that ran.
 func (r *run) restoreEvidenced() {
 	for _, c := range r.calls {
-		if c.Business == BusinessEvidence && c.Fingerprint != "" {
-			r.evidenced.Add(c.Fingerprint)
+		if c.Builtin || c.Attempts == 0 {
+			continue // nothing ran (reused writes included)
+		}
+		if t, ok := r.l.catalog.Lookup(c.Tool); ok && t.Effect.IsWrite() {
+			r.evidenced.Clear()
+		}
+		if c.Fingerprint == "" || c.ResultDigest == "" {
+			continue // no result judged by its digest (a report from before digests judges the next result anew)
+		}
+		if d, err := strconv.ParseUint(c.ResultDigest, 16, 64); err == nil {
+			r.evidenced.Swap(c.Fingerprint, d)
 		}
 	}
 }

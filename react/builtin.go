@@ -373,7 +373,9 @@ func (r *run) finish(ctx context.Context, a finishArgs, eff *effect) error {
 // (OUTPUT_SOURCE_TYPE_NOT_ACCEPTED); a value is given (ARG_REJECTED);
 // for tool_result, sourceRef is given (OUTPUT_SOURCE_REF_MISSING) and names
 // a call with a successful recorded result (OUTPUT_SOURCE_REF_UNKNOWN) that
-// holds the value (OUTPUT_VALUE_MISMATCH); for user, the value appears in
+// holds the value (OUTPUT_VALUE_MISMATCH): at the output's declared Field,
+// and from its declared Tool, when it declares them, anywhere in the
+// result otherwise; for user, the value appears in
 // the user's words (OUTPUT_VALUE_MISMATCH). For an optional output every
 // next step also says it may be skipped (NEXT_OUTPUT_OPTIONAL).
 func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error {
@@ -416,13 +418,16 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 		rej := r.emptyArg(ToolOutputSet, "value")
 		return reject(rej.Code(), rej.Reason(), rej.Next())
 	}
+	if rej := r.checkType(key, value); rej != nil {
+		return reject(rej.Code(), rej.Reason(), rej.Next())
+	}
 	ref := strings.TrimSpace(a.SourceRef)
 	switch st {
 	case SourceToolResult:
 		if ref == "" {
 			return reject(errcode.OutputSourceRefMissing, r.cat.Reason(errcode.OutputSourceRefMissing, "key", key), r.cat.Text(prompt.NextOutputSourceRef))
 		}
-		rec, found, err := r.l.ledger.Lookup(ctx, r.id, ref)
+		rec, found, err := r.l.lookup.Lookup(ctx, r.id, ref)
 		if err != nil {
 			eff.infra = err
 			return nil
@@ -430,7 +435,15 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 		if !found || rec.Outcome != outcome.Success {
 			return reject(errcode.OutputSourceRefUnknown, r.cat.Reason(errcode.OutputSourceRefUnknown, "key", key, "ref", ref), r.cat.Text(prompt.NextOutputSourceRef))
 		}
-		if !holds(rec.Payload, []byte(value)) {
+		matched := false
+		switch {
+		case o.Tool != "" && rec.Tool != o.Tool:
+		case o.sourced():
+			matched = holdsAt(rec.Payload, o.Field, []byte(value))
+		default:
+			matched = holds(rec.Payload, []byte(value))
+		}
+		if !matched {
 			return reject(errcode.OutputValueMismatch, r.cat.Reason(errcode.OutputValueMismatch, "key", key, "ref", ref), r.cat.Text(prompt.NextOutputValue, "ref", ref))
 		}
 	case SourceUser:
@@ -439,7 +452,7 @@ func (r *run) outputSet(ctx context.Context, a outputSetArgs, eff *effect) error
 		said := false
 		if scalar {
 			var err error
-			if said, err = r.l.ledger.UserSaid(ctx, r.id, text); err != nil {
+			if said, err = r.l.lookup.UserSaid(ctx, r.id, text); err != nil {
 				eff.infra = err
 				return nil
 			}

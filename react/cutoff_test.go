@@ -58,7 +58,7 @@ func TestCutOffTurnRunsNoCall(t *testing.T) {
 				toolMessage(t, res.Transcript, "a").Content)
 			assert.Contains(t, toolMessage(t, res.Transcript, "b").Content, "create_site was not run", "the rest of the turn is skipped")
 			assert.Equal(t, 1, len(e.rec.of("stall")), "a rejection stalls once")
-			assert.Equal(t, react.CallInvalidArgs, res.Calls[0].Layers.Call, "the arguments were not complete")
+			assert.Equal(t, react.CallInvalidArgs, res.Calls[0].Call, "the arguments were not complete")
 		})
 	}
 }

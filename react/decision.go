@@ -28,6 +28,8 @@ type runOptions struct {
 	inputs    *Inputs  // WithInputs
 	hostKind  string   // WithHostState
 	hostState []byte
+	thread    string // InThread
+	inThread  bool
 }
 
 func applyOptions(opts []RunOption) runOptions {

@@ -57,12 +57,12 @@
 // resumes exactly once ([ErrSnapshot], [ErrAlreadyResumed]). Every tool
 // call of every turn gets exactly one tool message in Result.Transcript,
 // paired by call id, and a [CallReport] in Result.Calls with its three
-// layers of success (seed 003: call, execution and business status,
-// [Layers]), also carried by its [ToolEvent]; the run's goal ([GoalStatus])
+// layers of success (call, execution and business status, [Layers];
+// docs/evaluation.md defines them), also carried by its [ToolEvent]; the run's goal ([GoalStatus])
 // is judged from its completion conditions, never from the model calling
 // builtin_node_finish. Every step is reported to an [Observer]
-// ([LogObserver] by default; [Metrics] counts per layer with seed 003's
-// denominators, docs/evaluation.md).
+// ([LogObserver] by default; [Metrics] counts per layer with the
+// denominators docs/evaluation.md defines).
 //
 // # The rules
 //
@@ -83,7 +83,7 @@
 //
 // # Three layers per call
 //
-// Seed 003 splits success into three layers, each judged by its own
+// Success has three layers (docs/evaluation.md), each judged by its own
 // evidence and never merged into one boolean. Every processed call gets a
 // [CallReport] in [Result].Calls (kept across resumes, and after the run's
 // evidence is forgotten) and the same [Layers] in its [ToolEvent]:
@@ -124,7 +124,7 @@
 // code=TOOL_TIMEOUT tool=… duration=… call_status=valid
 // exec_status=timeout business_status=none …" at WARN for FAILED, INFO
 // otherwise; "REACT no_tool_calls"; …). [Metrics] counts per layer with
-// seed 003's definitions and denominators (docs/evaluation.md); combine
+// the definitions and denominators of docs/evaluation.md; combine
 // observers with [Observers]; an [EventFilter] says which kinds an
 // observer wants, so that the loop builds no event nobody reads.
 //
@@ -139,6 +139,27 @@
 // recorded as sources and shown to the model, with the steps' statuses
 // ([WithInputs]), and host state sealed into the run's snapshots
 // ([WithHostState], [ErrHostState]). docs/tasks.md describes them.
+// # Conversations
+//
+// A chat is a thread of messages, each answered by one run:
+//
+//	loop, _ := react.New(react.Config{Model: model, Tools: tools, Threads: threads,
+//		History: react.HistoryPolicy{MaxTurns: 20, MaxTokens: 8000}})
+//	res, err := loop.Run(ctx, node, "Please refund it.", react.InThread("chat-42"), owner)
+//
+// With [InThread] a run answers the next message of a thread kept in
+// Config.Threads (package threadstore): its prompt holds the thread's
+// earlier turns that the [HistoryPolicy] keeps, after the host's summary
+// of the others, and its guards also accept what the user said and what
+// tools returned in every earlier turn (the thread's evidence), however
+// little of it the prompt holds. When it ends its turn is committed; one
+// message at a time ([ThreadBusyError]); a run that suspends keeps its
+// thread and resumes into it. [Loop.Turns] reads a thread back,
+// [Loop.ReleaseThread] lets a stopped run's thread go. [Node].TextAnswers
+// lets a reply in text end a turn as the answer (the specification's rule
+// counts it as no progress; a run that fails that way says so in its
+// [Failure]); [OutputsOf] and [OutputsAs] declare and read a node's
+// outputs as a Go struct.
 //
 // # Streaming
 //

@@ -65,3 +65,27 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// A question echoes the user when it is their words, or a part of them of
+// at least echoMinRune runes making up at least echoRatio of the longer
+// text: both bounds included.
+func TestEchoes_Bounds(t *testing.T) {
+	tests := []struct {
+		q    string
+		user string
+		want bool
+		why  string
+	}{
+		{"Abcd?", "abcde", true, "4 runes, 4/5 = 0.8 of the user's text: both bounds met exactly"},
+		{"abc", "abcd", false, "3 runes: under echoMinRune"},
+		{"abcd", "abcdef", false, "4/6 is under echoRatio"},
+		{"abcde", "abcd", true, "the user's text inside the question, same bounds"},
+		{"bcda", "abcde", false, "not contained"},
+		{"ABCDE", "a-b-c-d-e", true, "the same words once normalized"},
+	}
+	for _, tt := range tests {
+		if got := echoes(tt.q, []string{tt.user}); got != tt.want {
+			t.Errorf("echoes(%q, %q) = %v; want %v (%s)", tt.q, tt.user, got, tt.want, tt.why)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -74,6 +75,7 @@ func FuzzSnapshotDecode(f *testing.F) {
 	f.Add([]byte(`{"format":"reactguard.react.snapshot","version":1,"checksum":"","state":{}}`), uint8(1))
 	f.Add([]byte(`{"format":"reactguard.react.snapshot","version":2,"key":"","mac":"","state":{}}`), uint8(1))
 	f.Add([]byte(`{}`), uint8(0))
+	f.Add(threadSnapshot(f), uint8(0))
 	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
 		list, _, create := sitesTools()
 		e := newEnv(t, newScript(turn(call("zz_end", react.ToolFail, `{}`))), list.Tool, create.Tool)
@@ -82,7 +84,8 @@ func FuzzSnapshotDecode(f *testing.F) {
 		res, err := e.loop.Resume(context.Background(), b, d)
 		if err != nil {
 			if !errors.Is(err, react.ErrSnapshot) && !errors.Is(err, react.ErrDecision) && !errors.Is(err, react.ErrInvalidNode) && !errors.Is(err, react.ErrTicket) &&
-				!errors.Is(err, guard.ErrNotPending) && !errors.Is(err, react.ErrAlreadyResumed) && !errors.Is(err, errScriptDone) {
+				!errors.Is(err, guard.ErrNotPending) && !errors.Is(err, react.ErrAlreadyResumed) && !errors.Is(err, errScriptDone) &&
+				!errors.Is(err, react.ErrNoThreadStore) {
 				t.Fatalf("Resume = %v; want a classified refusal", err)
 			}
 			return
@@ -127,4 +130,22 @@ func FuzzSnapshotTransform(f *testing.F) {
 			t.Fatalf("Resume(re-encoded snapshot, transforms %05b) = %v; want it resumed", transform, err)
 		}
 	})
+}
+
+// threadSnapshot returns the snapshot of a run suspended in a thread,
+// sealed under the process key as the fuzzed loops' are.
+func threadSnapshot(f *testing.F) []byte {
+	d := newDesk(f)
+	l, err := react.New(react.Config{Model: reacttest.Func(clerk), Tools: d.tools, Guards: d.guards, Threads: d.threads, Observer: react.DiscardObserver})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := l.Run(context.Background(), deskNode, "My order is A-17.", react.InThread("t1")); err != nil {
+		f.Fatal(err)
+	}
+	res, err := l.Run(context.Background(), deskNode, "Refund it.", react.InThread("t1"))
+	if err != nil || res.Snapshot == nil {
+		f.Fatalf("no snapshot (%v)", err)
+	}
+	return res.Snapshot
 }

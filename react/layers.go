@@ -9,7 +9,7 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 )
 
-// This file holds the three layers of success of seed 003 as the loop
+// This file holds the three layers of success (docs/evaluation.md) as the loop
 // reports them for every call: was the call a legitimate request (call
 // layer), did the tool do what its contract promises (execution layer),
 // did the result move the task (business layer). Each layer has its own
@@ -93,7 +93,7 @@ func (s *CallStatus) UnmarshalText(b []byte) error {
 }
 
 // ExecStatus is the execution layer of one tool call: the execution status
-// classes of seed 003 (ok, empty, invalid_request, forbidden, not_found,
+// classes (ok, empty, invalid_request, forbidden, not_found,
 // timeout, temporarily_unavailable, unknown), plus result_invalid (the
 // answer broke the tool's output contract) and reused (an earlier
 // identical write's stored result answered the call; nothing executed).
@@ -137,8 +137,11 @@ const (
 	// ExecReused: the write gate answered with the stored result of the
 	// same write (RESULT_WRITE_REUSED); the tool did not run again.
 	ExecReused ExecStatus = 10
+	// ExecTooLarge: the result was too large to return or to use
+	// (TOOL_RESULT_TOO_LARGE); the same request fails again: ask for less.
+	ExecTooLarge ExecStatus = 11
 
-	maxExecStatus = ExecReused
+	maxExecStatus = ExecTooLarge
 )
 
 var execStatusNames = [...]string{
@@ -153,6 +156,7 @@ var execStatusNames = [...]string{
 	ExecUnknown:                "unknown",
 	ExecResultInvalid:          "result_invalid",
 	ExecReused:                 "reused",
+	ExecTooLarge:               "too_large",
 }
 
 // String returns the status's snake_case name (e.g.
@@ -217,6 +221,8 @@ func ExecStatusOf(code errcode.Code) ExecStatus {
 		return ExecResultInvalid
 	case errcode.ClassEmpty:
 		return ExecEmpty
+	case errcode.ClassTooLarge:
+		return ExecTooLarge
 	case errcode.ClassNone, errcode.ClassUnknown:
 		return ExecUnknown
 	}
@@ -235,13 +241,16 @@ const (
 	// BusinessNone: nothing to judge: the call did not execute, its
 	// execution failed, or it is a built-in control tool.
 	BusinessNone BusinessStatus = 0
-	// BusinessEvidence: a non-empty result that meets the tool's business
-	// contract and that no identical earlier call of the run produced: new
-	// evidence.
+	// BusinessEvidence: a non-empty result (or an empty one the contract
+	// declares to be the answer, tool.EmptyAnswers) that meets the tool's
+	// business contract and that is new: no identical earlier call (same
+	// tool, same canonical arguments) gave the same result since the last
+	// write of the run ran.
 	BusinessEvidence BusinessStatus = 1
-	// BusinessRepeated: a non-empty result of a call identical (same tool,
-	// same canonical arguments) to an earlier successful call of the run,
-	// or a reused write: no new evidence.
+	// BusinessRepeated: a call identical (same tool, same canonical
+	// arguments) to an earlier successful call of the run gave the same
+	// result, with no write run in between; or a reused write: no new
+	// evidence.
 	BusinessRepeated BusinessStatus = 2
 	// BusinessInsufficient: the tool executed but the result does not
 	// serve the goal: it is empty, or the contract's Sufficient check
@@ -380,7 +389,7 @@ type Attempt struct {
 	Status ExecStatus `json:"status"`
 }
 
-// Layers is the three-layer account of one tool call (seed 003): the
+// Layers is the three-layer account of one tool call (docs/evaluation.md): the
 // status of each layer, and the attempts behind the execution status — the
 // first attempt is kept even when a retry recovered, so a trace shows both
 // the instability and the recovery.
@@ -431,6 +440,11 @@ type CallReport struct {
 	// Fingerprint is the fingerprint of tool and canonical arguments of an
 	// executed call ("" otherwise).
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// ResultDigest is the FNV-1a 64 digest (hex) of the result's JSON of
+	// an executed call the business layer judged as evidence or a repeat
+	// ("" otherwise): a call identical to an earlier one is a repeat only
+	// when it gave the same result and no write ran in between.
+	ResultDigest string `json:"result_digest,omitempty"`
 	Layers
 	// Provenance is when, from where and in which version the executed
 	// call's result was obtained, as the evidence guard recorded it (see

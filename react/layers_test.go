@@ -94,6 +94,16 @@ func TestLayers_PerCall(t *testing.T) {
 			tool:  withContract(newFake("t", tool.Read, ok([]any{})).Tool, &tool.Contract{Empty: tool.EmptyFails}),
 			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Failed,
 			want: react.Layers{Call: react.CallValid, Execution: react.ExecEmpty, Business: react.BusinessInsufficient}},
+		{name: "empty result that is the answer", why: "tool.EmptyAnswers: \"no invoice is overdue\" is evidence; Sufficient is not asked",
+			tool: withContract(newFake("t", tool.Read, ok([]any{})).Tool, &tool.Contract{Empty: tool.EmptyAnswers,
+				Sufficient: func(any) (bool, string) { return false, "never asked" }}),
+			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Success,
+			want: react.Layers{Call: react.CallValid, Execution: react.ExecEmpty, Business: react.BusinessEvidence}},
+		{name: "non-empty result of an empty-answers tool", why: "Sufficient is asked as for any other result",
+			tool: withContract(newFake("t", tool.Read, ok([]any{1})).Tool, &tool.Contract{Empty: tool.EmptyAnswers,
+				Sufficient: func(any) (bool, string) { return false, "short" }}),
+			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Success,
+			want: react.Layers{Call: react.CallValid, Execution: react.ExecOK, Business: react.BusinessInsufficient, Reason: "short"}},
 		{name: "custom emptiness", why: "the contract's IsEmpty decides",
 			tool: withContract(newFake("t", tool.Read, ok(map[string]any{"total": 0})).Tool,
 				&tool.Contract{IsEmpty: func(r any) bool { return r.(map[string]any)["total"] == 0 }}),
@@ -116,6 +126,10 @@ func TestLayers_PerCall(t *testing.T) {
 			tool:  newFake("t", tool.Read, fails(tool.Forbidden("no access"))).Tool,
 			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Failed,
 			want: react.Layers{Call: react.CallValid, Execution: react.ExecForbidden}},
+		{name: "too large", why: "TOOL_RESULT_TOO_LARGE has its own class, beside timeout and rate limit",
+			tool:  newFake("t", tool.Read, fails(tool.Classified(tool.KindTooLarge, "4 GB", nil))).Tool,
+			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Failed,
+			want: react.Layers{Call: react.CallValid, Execution: react.ExecTooLarge}},
 		{name: "not found", why: "TOOL_NOT_FOUND",
 			tool:  newFake("t", tool.Read, fails(tool.NotFound("no such order"))).Tool,
 			calls: []react.ToolCall{call("a", "t", `{}`)}, result: outcome.Failed,
@@ -269,6 +283,46 @@ func retried(t *testing.T) *fake {
 	return f
 }
 
+// Repeats are judged by result and state, not by arguments alone: the same
+// read that gives another result is new evidence (a balance that changed);
+// the same result again is a repeat, across a suspension too (the digests
+// are rebuilt from the snapshot's reports).
+func TestLayers_RepeatJudgedByResult(t *testing.T) {
+	balance := map[string]int{"A": 500, "B": 7}
+	read := newFake("balance", tool.Read, func(_ context.Context, req tool.Request) (any, error) {
+		var in struct{ Acct string }
+		_ = json.Unmarshal(req.Args, &in)
+		return map[string]any{"balance": balance[in.Acct]}, nil
+	})
+	m := newScript(
+		turn(call("a", "balance", `{"acct":"A"}`)),
+		func(react.Request) react.Response {
+			balance["A"] = 600
+			return turn(call("b", "balance", `{"acct":"A"}`))
+		},
+		turn(call("c", "balance", `{"acct":"B"}`)),
+		turn(call("q", react.ToolFollowUp, `{"question":"Which account next?"}`)),
+	)
+	e := newEnv(t, m, read.Tool)
+	res := e.run(react.Node{Tools: []string{"balance"}}, "balance of A and B")
+	require.Equal(t, react.Suspended, res.Status)
+	m2 := newScript(turn(call("d", "balance", `{"acct":"B"}`)), turn(finish("f")))
+	res, err := e.again(m2).Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "B again"))
+	require.NoError(t, err)
+	got := map[string]react.BusinessStatus{}
+	for _, c := range res.Calls {
+		if c.Tool == "balance" {
+			got[c.CallID] = c.Business
+			assert.NotEmpty(t, c.ResultDigest, "%s carries its result's digest", c.CallID)
+		}
+	}
+	assert.Equal(t, map[string]react.BusinessStatus{
+		"a": react.BusinessEvidence, "b": react.BusinessEvidence, "c": react.BusinessEvidence, "d": react.BusinessRepeated,
+	}, got, "A: 500, then 600 (new); B: 7, after resuming 7 again (a repeat)")
+	assert.Equal(t, reportOf(t, res, "c").ResultDigest, reportOf(t, res, "d").ResultDigest)
+	assert.NotEqual(t, reportOf(t, res, "a").ResultDigest, reportOf(t, res, "b").ResultDigest)
+}
+
 // The same call twice produces no new evidence the second time; other
 // arguments do; a reused write is no new evidence either and did not run.
 func TestLayers_EvidenceRepeatAndReuse(t *testing.T) {
@@ -298,8 +352,8 @@ func TestLayers_EvidenceRepeatAndReuse(t *testing.T) {
 	assert.Equal(t, map[string]react.BusinessStatus{
 		"a": react.BusinessEvidence, "b": react.BusinessRepeated, "c": react.BusinessEvidence,
 		"w1": react.BusinessNone, "ap": react.BusinessNone, "w2": react.BusinessEvidence, "w3": react.BusinessRepeated,
-		"c2": react.BusinessRepeated, "f": react.BusinessNone,
-	}, business, "the calls before the suspension are in the result, and the evidence judged before it counts after it")
+		"c2": react.BusinessEvidence, "f": react.BusinessNone,
+	}, business, "the calls before the suspension are in the result; after the write w2 ran, the same read is new evidence again (c2)")
 	assert.Equal(t, react.ExecReused, execution["w3"], "the second approved write was answered from the write ledger")
 	assert.Equal(t, 0, reportOf(t, res, "w3").Attempts)
 	assert.Equal(t, 1, create.executions(), "the write ran once")
@@ -345,7 +399,13 @@ func TestLayers_ParallelReads(t *testing.T) {
 // the model saying it is done.
 func TestGoal(t *testing.T) {
 	list := newFake("list", tool.Read, ok(map[string]any{"id": "s-1"}))
-	required := []react.Output{{Key: "id", Required: true, Accepts: []react.SourceType{react.SourceToolResult, react.SourceModel}}}
+	list2 := newFake("list2", tool.Read, ok(map[string]any{"id": "s-1", "parent": "s-0"}))
+	required := []react.Output{{Key: "id", Required: true, Field: "id", Accepts: []react.SourceType{react.SourceToolResult, react.SourceModel}}}
+	anywhere := []react.Output{{Key: "id", Required: true}}
+	fromTool := []react.Output{{Key: "id", Required: true, Tool: "list2", Field: "id"}}
+	setFrom := func(ref, value string) react.Response {
+		return turn(call("o", react.ToolOutputSet, `{"key":"id","value":"`+value+`","sourceType":"tool_result","sourceRef":"`+ref+`"}`))
+	}
 	tests := []struct {
 		name string
 		why  string
@@ -359,6 +419,22 @@ func TestGoal(t *testing.T) {
 			react.Node{Tools: []string{"list"}, Outputs: required},
 			[]react.Response{turn(call("l", "list", `{}`)), turn(call("o", react.ToolOutputSet, `{"key":"id","value":"s-1","sourceType":"tool_result","sourceRef":"l"}`)), turn(finish("f"))},
 			react.GoalMet},
+		{"a value of the result, no declared field", "the value matched some field of the result, not a declared one: a copied wrong field would pass too",
+			react.Node{Tools: []string{"list2"}, Outputs: anywhere},
+			[]react.Response{turn(call("l", "list2", `{}`)), setFrom("l", "s-0"), turn(finish("f"))},
+			react.GoalUnverified},
+		{"the declared field of the declared tool", "checked against list2's id",
+			react.Node{Tools: []string{"list", "list2"}, Outputs: fromTool},
+			[]react.Response{turn(call("l", "list2", `{}`)), setFrom("l", "s-1"), turn(finish("f"))},
+			react.GoalMet},
+		{"a copied wrong field", "s-0 is list2's parent, not its id: OUTPUT_VALUE_MISMATCH, the run cannot finish",
+			react.Node{Tools: []string{"list2"}, Outputs: fromTool, NoProgressLimit: 1},
+			[]react.Response{turn(call("l", "list2", `{}`)), setFrom("l", "s-0"), turn(finish("f"))},
+			react.GoalUnmet},
+		{"the declared field of another tool", "list's id is s-1 too, but the output must come from list2",
+			react.Node{Tools: []string{"list", "list2"}, Outputs: fromTool, NoProgressLimit: 1},
+			[]react.Response{turn(call("l", "list", `{}`)), setFrom("l", "s-1"), turn(finish("f"))},
+			react.GoalUnmet},
 		{"finished with the model's own value", "source model is not checked",
 			react.Node{Tools: []string{"list"}, Outputs: required},
 			[]react.Response{turn(call("o", react.ToolOutputSet, `{"key":"id","value":"s-9","sourceType":"model"}`)), turn(finish("f"))},
@@ -374,7 +450,7 @@ func TestGoal(t *testing.T) {
 			for _, r := range tt.turn {
 				turns = append(turns, r)
 			}
-			e := newEnv(t, newScript(turns...), list.Tool)
+			e := newEnv(t, newScript(turns...), list.Tool, list2.Tool)
 			var events toolEvents
 			e.cfg.Observer = &events
 			res, err := e.again(e.model).Run(context.Background(), tt.node, "the id please")
@@ -460,7 +536,7 @@ func TestStatusEnums(t *testing.T) {
 	}
 	check(t, cs, func(b []byte) (enum, error) { var v react.CallStatus; err := v.UnmarshalText(b); return v, err }, react.CallStatus(99))
 	var es []enum
-	for v := react.ExecNone; v <= react.ExecReused; v++ {
+	for v := react.ExecNone; v <= react.ExecTooLarge; v++ {
 		es = append(es, v)
 	}
 	check(t, es, func(b []byte) (enum, error) { var v react.ExecStatus; err := v.UnmarshalText(b); return v, err }, react.ExecStatus(99))

@@ -45,6 +45,10 @@ type RunStartEvent struct {
 	// snapshot was taken; nil for Run and when nothing was carried. It is
 	// shared by every observer: read it, do not change it.
 	Carried map[string]string
+	// Thread and Turn are the thread whose message the run answers and
+	// the message's turn in it ([InThread]); "" and 0 outside a thread.
+	Thread string
+	Turn   int
 }
 
 // RunEndEvent details [EventRunEnd]: how a call of Run or Resume ended.
@@ -171,6 +175,9 @@ func (r *run) beginRun(ctx context.Context, d *Decision, carried map[string]stri
 	}
 	if d != nil {
 		e.Decision, e.DecidedBy = d.kind.String(), d.by
+	}
+	if t := r.thread; t != nil {
+		e.Thread, e.Turn = t.id, t.turn
 	}
 	return r.emit(ctx, Event{Kind: EventRunStart, RoundEvent: RoundEvent{NodeEvent: e.NodeEvent, Round: r.round}, RunStart: e})
 }

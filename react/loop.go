@@ -22,6 +22,7 @@ import (
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/threadstore"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -151,6 +152,21 @@ type Config struct {
 	// forgotten, since it will be resumed. The write ledger is never
 	// forgotten: it is what keeps a write from running twice.
 	KeepRunState bool
+	// Threads keeps conversations: the turns of every thread a run
+	// answers a message of ([InThread]), which run holds each thread, and
+	// the evidence of the threads' earlier turns, which the guards of the
+	// default chain and builtin_output_set read when a run's own evidence
+	// does not hold a value (a custom Handler's guards see the run's own
+	// evidence only). Nil refuses InThread ([ErrNoThreadStore]).
+	// threadstore.NewMemory keeps them in the process; replicas and
+	// restarts need a durable store (stores/postgres, stores/sqlite) and
+	// the same SnapshotKeys in every process: a thread's turns are sealed
+	// as snapshots are.
+	Threads threadstore.Store
+	// History bounds what of a thread's earlier turns is sent to the
+	// model with each message (see [HistoryPolicy]); the zero value sends
+	// the last [DefaultHistoryTurns] turns.
+	History HistoryPolicy
 }
 
 // Loop runs nodes. It holds no state of its own between runs: every run's
@@ -195,6 +211,14 @@ type Loop struct {
 	// builtinSpecs are the built-in tools' specs, without and with
 	// builtin_output_set, rendered once in the loop's language.
 	builtinSpecs [2][]ToolSpec
+	// lookup is the evidence builtin_output_set checks sources against:
+	// ledger, and the thread's earlier turns for a run in a thread.
+	lookup     evidence.Ledger
+	threads    threadstore.Store
+	history    HistoryPolicy
+	threadOps  pending.Map[string, *threadCommit] // turns whose commit failed, by thread
+	outSchemas sync.Map                           // *jsonschema.Schema of an output → *jsonschema.Resolved
+	opened     turnCache                          // the threads' turns this Loop opened
 }
 
 // processClaims and processAudit are the claims and the audit of loops
@@ -247,6 +271,8 @@ func New(cfg Config) (*Loop, error) {
 		newID:     cfg.NewRunID,
 		keepState: cfg.KeepRunState,
 		now:       cfg.Now,
+		threads:   cfg.Threads,
+		history:   cfg.History,
 	}
 	if l.catalog == nil {
 		l.catalog = &tool.Catalog{}
@@ -311,8 +337,20 @@ func New(cfg Config) (*Loop, error) {
 			g.Ledger = l.cache
 		}
 	}
+	if l.threads != nil && l.handler == nil {
+		// The guards also read the evidence of a thread's earlier turns.
+		if g.Ledger == nil {
+			g.Ledger = evidence.NewMemory()
+		}
+		g.Ledger = &layered{Ledger: g.Ledger}
+	}
 	interceptors := guard.Default(&g)
-	l.approvals, l.ledger = g.Approvals, g.Ledger
+	l.approvals, l.ledger, l.lookup = g.Approvals, g.Ledger, g.Ledger
+	if lay, ok := g.Ledger.(*layered); ok {
+		l.ledger = lay.Ledger
+	} else if l.threads != nil {
+		l.lookup = &layered{Ledger: g.Ledger}
+	}
 	if l.handler == nil {
 		switch {
 		case g.Offload != nil || g.MaxPayload < 0:
@@ -391,6 +429,13 @@ func (l *Loop) run(ctx context.Context, node Node, userInput string, o runOption
 	}
 	if err := o.checkInputs(); err != nil {
 		return Result{}, err
+	}
+	if o.inThread {
+		if err := l.enterThread(ctx, r, o.thread); err != nil {
+			return Result{}, err
+		}
+		defer r.leaveThread(ctx, false)
+		ctx = r.scope(ctx)
 	}
 	if l.cache != nil {
 		l.cache.Release(id)
@@ -568,6 +613,22 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 		l.cache.Release(s.Run)
 		defer l.cache.Release(s.Run)
 	}
+	if r.thread != nil && refused == nil {
+		// The run goes on in its thread: it takes the thread again (a
+		// thread that went on without it refuses it) before anything
+		// changes, and parks it again if the decision does not apply. A
+		// decision refused in the claim's operation leaves the thread
+		// parked as it was.
+		if err := l.reenterThread(ctx, r); err != nil {
+			r.leaveThread(ctx, true)
+			if rerr := l.release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("react: release resume claim: %w", rerr))
+			}
+			return Result{}, err
+		}
+		defer r.leaveThread(ctx, true)
+		ctx = r.scope(ctx)
+	}
 	r.roundOpen = r.wave != nil
 	ctx = r.beginRun(ctx, &d, s.Carry)
 	defer r.endRun(ctx, &res, &err)
@@ -588,6 +649,7 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 	// gives the claim back and returns the same snapshot.
 	unchanged := func(err error) (Result, error) {
 		held = false
+		r.leaveThread(ctx, true) // the thread waits again, before the snapshot may be claimed again
 		if refused != nil {
 			// Nothing was claimed: nothing to release.
 		} else if rerr := l.release(context.WithoutCancel(ctx), s.Run, s.ID); rerr != nil {
@@ -734,13 +796,16 @@ func (l *Loop) release(ctx context.Context, run, id string) error {
 	return nil
 }
 
-// retryPending tries again the claim releases and run deletions that
-// failed, with a context that is not cancelled with ctx.
+// retryPending tries again the claim releases, run deletions and turn
+// commits that failed, with a context that is not cancelled with ctx.
 func (l *Loop) retryPending(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
 	l.releases.Retry(func(k [2]string, _ struct{}) error { return l.claims.Release(ctx, k[0], k[1]) })
 	if l.runs != nil {
 		l.deletes.Retry(func(id string, _ struct{}) error { return l.runs.Delete(ctx, id) })
+	}
+	if l.threads != nil {
+		l.threadOps.Retry(func(_ string, c *threadCommit) error { return l.commit(ctx, c) })
 	}
 }
 
@@ -831,17 +896,20 @@ func (r *run) loop(ctx context.Context) (Result, error) {
 			return r.end(ctx)
 		}
 		r.msgs[0] = Message{Role: RoleSystem, Content: r.systemPrompt()}
-		resp, err := r.generate(ctx, Request{Messages: r.msgs, Tools: r.specs})
+		resp, err := r.generate(ctx, Request{Messages: r.prompt(), Tools: r.specs})
 		if err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return r.interrupt(ctx, cerr)
 			}
 			return r.interrupt(ctx, fmt.Errorf("react: model: %w", err))
 		}
+		if r.thread != nil {
+			r.thread.observeUsage(resp.Usage)
+		}
 		r.round++
 		r.appendAssistant(resp)
 		if r.wave == nil {
-			r.noToolCalls(ctx)
+			r.noToolCalls(ctx, resp.Text, CutOff(resp.FinishReason))
 			if r.status != 0 {
 				return r.end(ctx)
 			}
@@ -858,8 +926,9 @@ func (r *run) systemPrompt() string {
 	if r.sysFor == len(r.outputs)+1 {
 		return r.sys
 	}
-	if len(r.required) == 0 && r.inputs == nil {
-		if p := r.l.sys.Load(); p != nil && p.instructions == r.node.Instructions {
+	cacheable := len(r.required) == 0 && len(r.typed) == 0 && r.inputs == nil
+	if cacheable {
+		if p := r.l.sys.Load(); p != nil && p.instructions == r.node.Instructions && p.textAnswers == r.node.TextAnswers {
 			r.sys, r.sysFor = p.text, len(r.outputs)+1
 			return r.sys
 		}
@@ -870,6 +939,14 @@ func (r *run) systemPrompt() string {
 		b.WriteString("\n\n")
 	}
 	b.WriteString(r.cat.Text(prompt.SystemRules))
+	if r.node.TextAnswers {
+		b.WriteString("\n")
+		b.WriteString(r.cat.Text(prompt.SystemTextAnswers))
+	}
+	if len(r.typed) > 0 {
+		b.WriteString("\n\n")
+		b.WriteString(r.cat.Text(prompt.OutputsDeclared, "outputs", r.outputList()))
+	}
 	if in := r.inputsPrompt(); in != "" {
 		b.WriteString("\n\n")
 		b.WriteString(in)
@@ -879,15 +956,20 @@ func (r *run) systemPrompt() string {
 		b.WriteString(hint)
 	}
 	r.sys, r.sysFor = b.String(), len(r.outputs)+1
-	if len(r.required) == 0 && r.inputs == nil {
-		r.l.sys.Store(&sysPrompt{instructions: r.node.Instructions, text: r.sys})
+	if cacheable {
+		r.l.sys.Store(&sysPrompt{instructions: r.node.Instructions, textAnswers: r.node.TextAnswers, text: r.sys})
 	}
 	return r.sys
 }
 
-// sysPrompt is the system prompt of a node without required outputs,
-// which depends only on the node's instructions (and the loop's language).
-type sysPrompt struct{ instructions, text string }
+// sysPrompt is the system prompt of a node without required or typed
+// outputs, which depends only on the node's instructions and whether it
+// takes text answers (and the loop's language).
+type sysPrompt struct {
+	instructions string
+	textAnswers  bool
+	text         string
+}
 
 func (r *run) written(key string) bool {
 	_, ok := r.outputs[key]
@@ -895,11 +977,42 @@ func (r *run) written(key string) bool {
 }
 
 // noToolCalls applies the rule for a turn without a tool call: one stall,
-// and a user message saying so.
-func (r *run) noToolCalls(ctx context.Context) {
+// and a user message saying so. With Node.TextAnswers, a turn of text
+// alone ends the run as finished, the text its answer, once every required
+// output is set; before that, the message names the outputs still missing.
+// A text cut off at the model's output limit (cut, see [CutOff]) never
+// ends the run: a truncated answer is not the answer, and the model is
+// told to answer again, shorter.
+func (r *run) noToolCalls(ctx context.Context, text string, cut bool) {
+	text = strings.TrimSpace(validText(text))
+	next := r.cat.Text(prompt.NextCallTool)
+	if r.node.TextAnswers && text != "" {
+		missing := r.missing()
+		switch {
+		case len(missing) > 0:
+			next = r.cat.Text(prompt.NextTextAnswerOutputs, "keys", r.cat.List(missing))
+		case cut:
+			next = r.cat.Text(prompt.NextTextAnswerCutOff)
+		default:
+			r.status, r.summary = Finished, text
+			return
+		}
+	}
 	r.emit(ctx, Event{Kind: EventNoToolCalls, RoundEvent: r.roundEvent()})
-	r.appendMsg(Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), r.cat.Text(prompt.NextCallTool))})
+	r.appendMsg(Message{Role: RoleUser, Content: r.cat.Message(r.cat.Text(prompt.ReasonNoToolCalls), next)})
+	r.noCalls++
 	r.stall(ctx, "no_tool_calls", "")
+}
+
+// missing returns the required outputs not yet set, in declaration order.
+func (r *run) missing() []string {
+	var keys []string
+	for _, k := range r.required {
+		if _, ok := r.outputs[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 // stall counts one no-progress and fails the node past the limit.
@@ -911,15 +1024,40 @@ func (r *run) stall(ctx context.Context, reason, callID string) {
 		r.emit(ctx, Event{Kind: EventStall, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Count: r.stalls, Limit: limit, Reason: reason, CallID: callID}})
 	}
 	if r.stalls > limit {
-		r.fail(FailedNoProgress, fmt.Sprintf("%d consecutive rounds without progress (limit %d)", r.stalls, limit))
+		r.failNoProgress(limit)
 	}
+}
+
+// failNoProgress fails the run past the no-progress limit, saying how many
+// of the stalls were rounds without a tool call and, when there were
+// some, what the host can do about it.
+func (r *run) failNoProgress(limit int) {
+	reason := fmt.Sprintf("%d consecutive rounds without progress (limit %d)", r.stalls, limit)
+	if r.noCalls == 0 {
+		r.fail(FailedNoProgress, reason)
+		return
+	}
+	reason += fmt.Sprintf(", %d of them without a tool call (the model answered in text only, which is not progress under the specification's rule)", r.noCalls)
+	remedy := "the model must end its turn by calling " + ToolFinish + " (its summary is the answer to the user); " +
+		"to let a reply in text alone end the turn as the answer, set Node.TextAnswers"
+	if r.node.TextAnswers {
+		if missing := r.missing(); len(missing) > 0 {
+			remedy = "with Node.TextAnswers a reply in text ends the turn only once every required output is set (" +
+				strings.Join(missing, ", ") + " missing): the model must set them with " + ToolOutputSet + " first"
+		} else {
+			remedy = "with Node.TextAnswers a reply in text ends the turn unless it was cut off at the model's output limit " +
+				"(the finish reason said so): raise the model's output limit, or instruct it to answer shorter"
+		}
+	}
+	r.fail(FailedNoProgress, reason)
+	r.failure.Remedy, r.failure.NoToolCalls = remedy, r.noCalls
 }
 
 func (r *run) resetStalls(ctx context.Context, callID string) {
 	if r.stalls == 0 {
 		return
 	}
-	r.stalls = 0
+	r.stalls, r.noCalls = 0, 0
 	if r.hears(EventStallReset) {
 		re := r.roundEvent()
 		r.emit(ctx, Event{Kind: EventStallReset, RoundEvent: re, Stall: &StallEvent{RoundEvent: re, Limit: r.node.noProgressLimit(), CallID: callID}})
@@ -943,12 +1081,15 @@ func (r *run) end(ctx context.Context) (Result, error) {
 	}
 	r.keepSizes()
 	res := r.result()
+	var terr error // the thread's commit
 	switch r.status {
 	case Finished:
 		r.emitEnd(ctx, EventFinished, res.Goal)
+		terr = r.threadEnd(ctx, res)
 		r.l.forget(r.id)
 	case Failed:
 		r.emitEnd(ctx, EventFailed, res.Goal)
+		terr = r.threadEnd(ctx, res)
 		r.l.forget(r.id)
 	case Suspended:
 		snap, err := r.snapshot(ctx)
@@ -957,7 +1098,7 @@ func (r *run) end(ctx context.Context) (Result, error) {
 			// Config.MaxSnapshotBytes, or the evidence could not be
 			// exported): the run stops interrupted, without a snapshot.
 			r.status, res.Status, res.Suspension = Interrupted, Interrupted, nil
-			return res, err
+			return res, errors.Join(err, r.threadEnd(ctx, res))
 		}
 		res.Snapshot = snap
 		res.Suspension.Ticket = r.ticket
@@ -969,7 +1110,11 @@ func (r *run) end(ctx context.Context) (Result, error) {
 		}
 	case Interrupted:
 	}
-	return res, r.keep(ctx, res)
+	kerr := r.keep(ctx, res)
+	if r.status == Suspended {
+		terr = r.threadEnd(ctx, res)
+	}
+	return res, errors.Join(terr, kerr)
 }
 
 // endRound reports the end of the round whose turn was received, once
@@ -1002,10 +1147,11 @@ func (r *run) interrupt(ctx context.Context, err error) (Result, error) {
 	// of an in-process ledger does not block.
 	snap, serr := r.snapshot(context.WithoutCancel(ctx))
 	if serr != nil {
-		return res, errors.Join(err, serr)
+		return res, errors.Join(err, serr, r.threadEnd(ctx, res))
 	}
 	res.Snapshot = snap
-	return res, errors.Join(err, r.keep(ctx, res))
+	kerr := r.keep(ctx, res)
+	return res, errors.Join(err, kerr, r.threadEnd(ctx, res))
 }
 
 // keep records the run's result in Config.Runs: the snapshot of a stopped
@@ -1056,6 +1202,9 @@ func (r *run) result() Result {
 		Transcript: r.msgs[1:len(r.msgs):len(r.msgs)],
 		Calls:      r.calls[:len(r.calls):len(r.calls)],
 		Goal:       r.goal(),
+	}
+	if t := r.thread; t != nil {
+		res.Thread, res.Turn = t.id, t.turn
 	}
 	if len(r.calls) == 0 {
 		res.Calls = nil // as before any call, whatever room the run started with

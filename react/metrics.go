@@ -3,10 +3,11 @@ package react
 import (
 	"context"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
-// Metrics counts the events of runs per layer of success (seed 003), each
+// Metrics counts the events of runs per layer of success, each
 // layer with its own figures and denominators, never merged into one
 // "tool success rate":
 //
@@ -20,17 +21,22 @@ import (
 //     contract, on the first attempt and finally, by execution status
 //     ([ExecutionMetrics]);
 //   - business layer: new evidence produced per successful execution,
-//     nodes whose completion conditions were met (not nodes the model
-//     declared done), human takeover (approvals and follow-ups apart), and
-//     the final task as judged by the host ([BusinessMetrics]).
+//     runs whose completion conditions were met over the runs started (not
+//     runs the model declared done; a run still suspended, interrupted or
+//     abandoned counts as not met), human takeover as the share of runs
+//     started with at least one suspension (approvals and follow-ups
+//     apart), and the final task as judged by the host
+//     ([BusinessMetrics]).
 //
 // docs/evaluation.md defines every figure with its numerator and
 // denominator. Metrics is an [Observer]: pass it in [Config].Observer
 // (with [Observers] to keep the log); report the host's verdict on a task
 // with [Metrics.RecordTask]. The zero value is ready to use; it is safe
-// for concurrent use and allocates nothing per event. Counts are per
-// process: a run started in one process and resumed in another is started
-// in the first and ends in the second.
+// for concurrent use and allocates nothing per tool event (it keeps one
+// map entry per run while the run is open: started and not ended). Counts
+// are per process, and so is the window of the per-run figures: a run is
+// counted where it started; what it does after it was resumed in another
+// process counts there only in the per-event counters.
 type Metrics struct {
 	// call layer
 	noToolCalls, turnsWithCalls  atomic.Int64
@@ -46,6 +52,9 @@ type Metrics struct {
 	goals                                    [maxGoalStatus + 1]atomic.Int64
 	approvals, followUps                     atomic.Int64
 	tasks, tasksPassed                       atomic.Int64
+	runsMet, runsSuspended                   atomic.Int64
+	runsApproval, runsFollowUp               atomic.Int64
+	open                                     openRuns
 	// loop
 	stalls atomic.Int64
 }
@@ -195,13 +204,19 @@ type BusinessMetrics struct {
 	// contract).
 	ByStatus map[BusinessStatus]int64
 	// NodesStarted counts runs started by [Loop.Run]; NodesFinished and
-	// NodesFailed the runs that ended so.
+	// NodesFailed the runs that ended so (resumed runs included).
 	NodesStarted, NodesFinished, NodesFailed int64
 	// Goals counts the ended runs by goal status (met, unverified, unmet).
 	Goals map[GoalStatus]int64
+	// RunsMet counts the runs started here that ended with their goal met.
+	RunsMet int64
 	// Approvals and FollowUps count the suspensions for a human: approval
-	// of a write, answer to a question.
+	// of a write, answer to a question (a run may suspend many times).
 	Approvals, FollowUps int64
+	// RunsSuspended counts the runs started here that suspended at least
+	// once; RunsApproval and RunsFollowUp those with at least one approval,
+	// and at least one follow-up, suspension.
+	RunsSuspended, RunsApproval, RunsFollowUp int64
 	// Tasks and TasksPassed count the final verdicts the host recorded
 	// with [Metrics.RecordTask].
 	Tasks, TasksPassed int64
@@ -217,18 +232,25 @@ func (b BusinessMetrics) Insufficient() Rate {
 	return Rate{b.ByStatus[BusinessInsufficient], b.Results}
 }
 
-// SubGoals is the runs whose goal was met by their completion conditions
-// over the runs that ended (finished or failed). A run the model finished
-// without a checkable condition is unverified, not met.
-func (b BusinessMetrics) SubGoals() Rate {
-	return Rate{b.Goals[GoalMet], b.NodesFinished + b.NodesFailed}
-}
+// SubGoals is RunsMet over NodesStarted: the runs whose goal was met by
+// their completion conditions over the runs started in the window. A run
+// that is still suspended, was interrupted or abandoned, failed, or that
+// the model finished without a checkable condition (unverified) counts as
+// not met: it is in the denominator, never dropped from it.
+func (b BusinessMetrics) SubGoals() Rate { return Rate{b.RunsMet, b.NodesStarted} }
 
-// ApprovalTakeover is Approvals over NodesStarted.
-func (b BusinessMetrics) ApprovalTakeover() Rate { return Rate{b.Approvals, b.NodesStarted} }
+// Takeover is RunsSuspended over NodesStarted: the share of runs a human
+// had to take over at least once (never above 100%, however often a run
+// suspends).
+func (b BusinessMetrics) Takeover() Rate { return Rate{b.RunsSuspended, b.NodesStarted} }
 
-// FollowUpTakeover is FollowUps over NodesStarted.
-func (b BusinessMetrics) FollowUpTakeover() Rate { return Rate{b.FollowUps, b.NodesStarted} }
+// ApprovalTakeover is RunsApproval over NodesStarted: the share of runs
+// with at least one approval suspension.
+func (b BusinessMetrics) ApprovalTakeover() Rate { return Rate{b.RunsApproval, b.NodesStarted} }
+
+// FollowUpTakeover is RunsFollowUp over NodesStarted: the share of runs
+// with at least one follow-up suspension.
+func (b BusinessMetrics) FollowUpTakeover() Rate { return Rate{b.RunsFollowUp, b.NodesStarted} }
 
 // FinalTask is TasksPassed over Tasks: the host's acceptance of the final
 // task (its own validator, the user's acceptance, an evaluation case).
@@ -274,8 +296,12 @@ func (m *Metrics) Snapshot() MetricsSnapshot {
 			NodesFinished: m.nodesFinished.Load(),
 			NodesFailed:   m.nodesFailed.Load(),
 			Goals:         make(map[GoalStatus]int64),
+			RunsMet:       m.runsMet.Load(),
 			Approvals:     m.approvals.Load(),
 			FollowUps:     m.followUps.Load(),
+			RunsSuspended: m.runsSuspended.Load(),
+			RunsApproval:  m.runsApproval.Load(),
+			RunsFollowUp:  m.runsFollowUp.Load(),
 			Tasks:         m.tasks.Load(),
 			TasksPassed:   m.tasksPassed.Load(),
 		},
@@ -316,6 +342,7 @@ func (m *Metrics) Observe(ctx context.Context, e Event) context.Context {
 	case EventRunStart:
 		if !e.RunStart.Resumed {
 			m.nodesStarted.Add(1)
+			m.open.start(e.RunStart.Run)
 		}
 	case EventToolInvoked:
 		m.onToolInvoked(e.Tool)
@@ -329,10 +356,10 @@ func (m *Metrics) Observe(ctx context.Context, e Event) context.Context {
 		m.onSuspended(e.Suspend)
 	case EventFinished:
 		m.nodesFinished.Add(1)
-		m.goal(e.End.Goal)
+		m.goal(e.End)
 	case EventFailed:
 		m.nodesFailed.Add(1)
-		m.goal(e.End.Goal)
+		m.goal(e.End)
 	default: // not counted
 	}
 	return ctx
@@ -389,16 +416,94 @@ func (m *Metrics) onToolInvoked(e *ToolEvent) {
 }
 
 func (m *Metrics) onSuspended(e *SuspendEvent) {
+	var kind uint8
 	switch e.Suspension.Kind {
 	case SuspendApproval:
 		m.approvals.Add(1)
+		kind = openApproval
 	case SuspendFollowUp:
 		m.followUps.Add(1)
+		kind = openFollowUp
+	}
+	before, tracked := m.open.mark(e.Run, kind)
+	if !tracked {
+		return // started in another process (or past the bound): counted there
+	}
+	if before == 0 {
+		m.runsSuspended.Add(1)
+	}
+	if before&kind == 0 {
+		switch kind {
+		case openApproval:
+			m.runsApproval.Add(1)
+		case openFollowUp:
+			m.runsFollowUp.Add(1)
+		}
 	}
 }
 
-func (m *Metrics) goal(g GoalStatus) {
-	if g.IsValid() {
-		m.goals[g].Add(1)
+func (m *Metrics) goal(e *EndEvent) {
+	if e.Goal.IsValid() {
+		m.goals[e.Goal].Add(1)
 	}
+	if m.open.end(e.Run) && e.Goal == GoalMet {
+		m.runsMet.Add(1)
+	}
+}
+
+// maxOpenRuns bounds the runs a [Metrics] keeps open (started, not ended):
+// past it, starting a run forgets an arbitrary open one, whose later
+// suspension or met goal then goes uncounted (never counted twice).
+const maxOpenRuns = 1 << 16
+
+// The flags of an open run.
+const (
+	openApproval  uint8 = 1 << iota // suspended for an approval at least once
+	openFollowUp                    // suspended for a follow-up at least once
+	openSuspended                   // suspended at least once (any kind)
+)
+
+// openRuns holds the runs started in this process that have not ended,
+// with what they did so far: the per-run figures count each run once.
+type openRuns struct {
+	mu   sync.Mutex
+	runs map[string]uint8
+}
+
+func (o *openRuns) start(run string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.runs == nil {
+		o.runs = make(map[string]uint8)
+	}
+	if _, open := o.runs[run]; !open && len(o.runs) >= maxOpenRuns {
+		for k := range o.runs {
+			delete(o.runs, k)
+			break
+		}
+	}
+	o.runs[run] = 0
+}
+
+// mark records a suspension of kind (a flag, 0 for another kind) of run
+// and returns the run's flags before it (0: its first suspension); tracked
+// is false for a run not open here.
+func (o *openRuns) mark(run string, kind uint8) (before uint8, tracked bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f, ok := o.runs[run]
+	if !ok {
+		return 0, false
+	}
+	o.runs[run] = f | kind | openSuspended
+	return f, true
+}
+
+// end forgets run and reports whether it was open here.
+func (o *openRuns) end(run string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.runs[run]
+	delete(o.runs, run)
+	return ok
 }

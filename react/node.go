@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -85,6 +86,19 @@ type Node struct {
 	// named here must be in Tools, and its contract must declare MaxAge
 	// (latest) or Paging (complete). Nil requires nothing more.
 	Require map[string]tool.Requirement `json:"require,omitempty"`
+	// TextAnswers lets a turn of text alone end the run as the answer to
+	// the user, for hosts that run a chat: when the model answers without
+	// a tool call and with some text, the run finishes (Status Finished,
+	// Summary the text, the goal judged as for builtin_node_finish) once
+	// every required output is set; before that, the turn counts one
+	// stall and the model is told which outputs are missing. A text cut
+	// off at the model's output limit ([CutOff] of the turn's finish
+	// reason) is not an answer: it counts one stall and the model is told
+	// to answer again, shorter. The system
+	// prompt says so. Without it (the default), the specification's rule
+	// holds: a turn without a tool call is no progress (one stall), and a
+	// turn ends with builtin_node_finish.
+	TextAnswers bool `json:"text_answers,omitempty"`
 }
 
 // Output declares one output key of a node.
@@ -99,7 +113,33 @@ type Output struct {
 	// [SourceToolResult] and [SourceUser]: a value must be grounded unless
 	// the node explicitly accepts [SourceModel].
 	Accepts []SourceType `json:"accepts,omitempty"`
+	// Field is the field of a tool result a [SourceToolResult] value must
+	// be: the dotted path of its key in the result ("balance",
+	// "account.balance"; arrays are walked, every element counts), "" for
+	// the whole result when Tool is set. With Field (or Tool) set,
+	// builtin_output_set accepts a tool_result value only when it equals
+	// that field of the referenced result, and only from a result of Tool
+	// when Tool is set (OUTPUT_VALUE_MISMATCH otherwise). Without either,
+	// the value may be any value the result holds, and the run's goal
+	// cannot be [GoalMet] through it: a value copied from the wrong field
+	// would pass.
+	Field string `json:"field,omitempty"`
+	// Tool is the catalog tool whose result a [SourceToolResult] value
+	// must come from; "" means any tool.
+	Tool string `json:"tool,omitempty"`
+	// Schema, when set, is the JSON Schema the value must match: the output
+	// is typed. builtin_output_set refuses a value that does not match it
+	// (REJECTED OUTPUT_VALUE_INVALID) before it checks the value's source,
+	// and the system prompt lists the node's outputs with their types.
+	// [OutputsOf] sets it from a struct field's type. Nil accepts any JSON
+	// value. A schema that does not resolve makes the node invalid.
+	Schema *jsonschema.Schema `json:"schema,omitempty"`
 }
+
+// sourced reports whether o declares where a tool_result value must come
+// from (Field or Tool), so that its check matches the value against that
+// source's value rather than against any value of the result.
+func (o Output) sourced() bool { return o.Field != "" || o.Tool != "" }
 
 // accepts reports whether o accepts source type s.
 func (o Output) accepts(s SourceType) bool {

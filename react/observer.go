@@ -124,7 +124,7 @@ type ToolEvent struct {
 	Duration time.Duration
 	// Position is the call's index among the calls of its turn, from 0.
 	Position int
-	// Layers is the call's three-layer account (seed 003): call,
+	// Layers is the call's account in the three layers of success: call,
 	// execution and business status, and the first and final attempt. The
 	// zero Layers for skipped calls.
 	Layers Layers
@@ -280,19 +280,21 @@ var (
 //	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…] [fetched_at=… source=… object_id=… version=… voucher=… idempotency_key=…] [error=…]
 //	               (WARN when FAILED, INFO otherwise)
 //	TOOL skipped   tool=… call_id=…                                        (INFO)
-//	REACT node_started                                                     (INFO, a call of Run)
-//	REACT resumed  decision=… [by=…]                                      (INFO, a call of Resume)
+//	REACT node_started [thread=… turn=…]                                   (INFO, a call of Run)
+//	REACT resumed  decision=… [by=…] [thread=… turn=…]                    (INFO, a call of Resume)
 //	REACT no_tool_calls                                                    (INFO)
 //	REACT stall    count=… limit=… reason=…                                (INFO)
 //	REACT stall_reset                                                      (INFO)
 //	REACT suspended kind=… call_id=… tool=…|question=…                      (INFO)
 //	REACT finished  outputs=… goal=…                                       (INFO)
-//	REACT failed    cause=… reason=… goal=…                                (WARN)
+//	REACT failed    cause=… reason=… [remedy=…] goal=…                     (WARN)
 //
-// Every record also carries run, node and round. code is omitted for
+// Every record also carries run, node and round. thread and turn are those
+// of a run in a thread ([InThread]); remedy is the [Failure].Remedy when
+// there is one. code is omitted for
 // SUCCESS; attempts, first_outcome and first_code only for a call that ran
-// more than once (the first attempt's verdict, seed 003: a recovery never
-// hides the first failure); schema (the [ToolEvent].SchemaVersion) only for
+// more than once (the first attempt's verdict: a recovery never hides the
+// first failure); schema (the [ToolEvent].SchemaVersion) only for
 // catalog tools; fetched_at, source, object_id, version, voucher and
 // idempotency_key (the [ToolEvent].Provenance) each only when the call's
 // evidence record holds it; error (the [ToolEvent].Err: the raw error the
@@ -365,15 +367,19 @@ func (l *LogObserver) onRunStart(ctx context.Context, e *RunStartEvent) {
 	if !on {
 		return
 	}
+	var thread []slog.Attr
+	if e.Thread != "" {
+		thread = []slog.Attr{slog.String("thread", e.Thread), slog.Int("turn", e.Turn)}
+	}
 	if e.Resumed {
 		attrs := []slog.Attr{slog.String("decision", e.Decision)}
 		if e.DecidedBy != "" {
 			attrs = append(attrs, slog.String("by", e.DecidedBy))
 		}
-		lg.LogAttrs(ctx, slog.LevelInfo, "REACT resumed", roundAttrs(RoundEvent{NodeEvent: e.NodeEvent, Round: e.Round}, attrs...)...)
+		lg.LogAttrs(ctx, slog.LevelInfo, "REACT resumed", roundAttrs(RoundEvent{NodeEvent: e.NodeEvent, Round: e.Round}, append(attrs, thread...)...)...)
 		return
 	}
-	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", slog.String("run", e.Run), slog.String("node", e.Node))
+	lg.LogAttrs(ctx, slog.LevelInfo, "REACT node_started", append([]slog.Attr{slog.String("run", e.Run), slog.String("node", e.Node)}, thread...)...)
 }
 
 func (l *LogObserver) onToolInvoked(ctx context.Context, e *ToolEvent) {
@@ -475,6 +481,9 @@ func (l *LogObserver) onFailed(ctx context.Context, e *EndEvent) {
 	attrs := []slog.Attr{}
 	if e.Failure != nil {
 		attrs = append(attrs, slog.String("cause", e.Failure.Kind.String()), slog.String("reason", e.Failure.Reason))
+		if e.Failure.Remedy != "" {
+			attrs = append(attrs, slog.String("remedy", e.Failure.Remedy))
+		}
 	}
 	attrs = append(attrs, slog.String("goal", e.Goal.String()))
 	lg.LogAttrs(ctx, slog.LevelWarn, "REACT failed", roundAttrs(e.RoundEvent, attrs...)...)

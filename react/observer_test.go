@@ -79,6 +79,14 @@ func TestLogObserver(t *testing.T) {
 	m = newScript(turn(call("q1", "quote", `{}`)), turn(finish("f")))
 	lines = logLines(t, m, react.Node{Tools: []string{"quote"}}, q.Tool)
 	assert.Contains(t, lines, `level=INFO msg="TOOL invoked" outcome=SUCCESS tool=quote duration=1ms call_id=q1 call_status=valid exec_status=ok business_status=evidence schema=a2c799262a3c fetched_at=2025-06-01T10:00:00Z source=https://quotes.example/q version=v3 run=run-1 node="" round=1`)
+	// A run failed by rounds of text alone: the host's line says why and
+	// what to do, not only that rounds made no progress.
+	m = newScript(text("Done."), text("Done."), text("Done."), text("Done."))
+	lines = logLines(t, m, react.Node{})
+	last := lines[len(lines)-1]
+	assert.Contains(t, last, `msg="REACT failed" cause=no_progress reason="4 consecutive rounds without progress (limit 3), 4 of them without a tool call`)
+	assert.Contains(t, last, `remedy="the model must end its turn by calling `+react.ToolFinish)
+	assert.Contains(t, last, "Node.TextAnswers")
 }
 
 // Per-layer counters with seed 003's definitions and denominators: the
@@ -148,8 +156,8 @@ func TestMetrics(t *testing.T) {
 			ByStatus:     map[react.BusinessStatus]int64{react.BusinessEvidence: 3, react.BusinessRejected: 1},
 			NodesStarted: 2, NodesFinished: 1, NodesFailed: 1,
 			Goals:     map[react.GoalStatus]int64{react.GoalUnverified: 1, react.GoalUnmet: 1},
-			Approvals: 1,
-			Tasks:     2, TasksPassed: 1,
+			Approvals: 1, RunsSuspended: 1, RunsApproval: 1,
+			Tasks: 2, TasksPassed: 1,
 		},
 		Stalls: 5,
 	}, got)
@@ -174,7 +182,8 @@ func TestMetrics(t *testing.T) {
 		{"new evidence", got.Business.NewEvidence(), react.Rate{3, 4}, "over results that kept the contract"},
 		{"insufficient", got.Business.Insufficient(), react.Rate{0, 4}, ""},
 		{"sub-goals", got.Business.SubGoals(), react.Rate{0, 2}, "a finish without a completion condition is not a met goal"},
-		{"approvals", got.Business.ApprovalTakeover(), react.Rate{1, 2}, "per node started"},
+		{"takeover", got.Business.Takeover(), react.Rate{1, 2}, "runs with at least one suspension over runs started"},
+		{"approvals", got.Business.ApprovalTakeover(), react.Rate{1, 2}, "runs with an approval suspension over runs started"},
 		{"follow-ups", got.Business.FollowUpTakeover(), react.Rate{0, 2}, "counted apart from approvals"},
 		{"final task", got.Business.FinalTask(), react.Rate{1, 2}, "as the host recorded it"},
 	}

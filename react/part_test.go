@@ -24,7 +24,7 @@ func TestPartKindText(t *testing.T) {
 		require.NoError(t, back.UnmarshalText(b))
 		assert.Equal(t, k, back, "%s round-trips", b)
 	}
-	var k react.PartKind = react.PartCall
+	k := react.PartCall
 	assert.Error(t, k.UnmarshalText([]byte("Text")), "names are matched exactly")
 	assert.Equal(t, react.PartCall, k, "a refused name leaves the kind unchanged")
 }

@@ -46,6 +46,9 @@ type Pending struct {
 	// state, as sealed.
 	HostKind  string
 	HostState []byte
+	// Thread is the thread whose message the run answers ([InThread]);
+	// "" outside a thread.
+	Thread string
 	// Decided is the decision recorded in Config.Audit on this suspension,
 	// if any: the run has not moved on from it yet because its resume is
 	// running now, died, or could not apply it (giving the same decision
@@ -80,6 +83,13 @@ type Argument struct {
 	// never receives this value. An inbox shows it struck out, or refuses
 	// to offer the approval.
 	Shadowed bool
+	// Earlier reports, for a run answering a message of a thread
+	// ([InThread]), a value that this run's own words and results do not
+	// hold (UserText -1, no Calls) and the thread's earlier turns do: the
+	// user's words of an earlier message (FromUser), or a result of Source.Tool
+	// in an earlier message (FromResult). The parameter contract accepted
+	// it from there.
+	Earlier bool
 }
 
 // Pending returns what the stopped run id waits for, read from the
@@ -132,11 +142,17 @@ func (l *Loop) pendingOf(ctx context.Context, id string, snapshot []byte, o runO
 	if s.Host != nil {
 		p.HostKind, p.HostState = s.Host.Kind, append([]byte(nil), s.Host.State...)
 	}
+	if s.Thread != nil {
+		p.Thread = s.Thread.ID
+	}
 	if sp := s.Suspension.suspension(); sp != nil {
 		sp.Ticket = s.key.ticket(s)
 		p.Suspension = sp
 		if w := sp.Approval; w != nil {
 			p.Arguments = l.arguments(s, w)
+			if err := l.earlier(ctx, s, p.Arguments); err != nil {
+				return Pending{}, err
+			}
 		}
 		rec, decided, err := l.audit.Decided(ctx, s.Run, s.ID)
 		if err != nil {
@@ -192,6 +208,39 @@ func (l *Loop) arguments(s *snapState, w *PendingWrite) []Argument {
 		}
 	}
 	return out
+}
+
+// earlier marks the arguments of a run in a thread whose values the
+// thread's earlier turns hold (see Argument.Earlier).
+func (l *Loop) earlier(ctx context.Context, s *snapState, args []Argument) error {
+	if s.Thread == nil || l.threads == nil {
+		return nil
+	}
+	ev := l.threads.Evidence()
+	for i := range args {
+		a := &args[i]
+		texts := scalarTexts(a.Value)
+		if len(texts) == 0 {
+			continue
+		}
+		all := true
+		for _, v := range texts {
+			var held bool
+			var err error
+			switch {
+			case a.Source.Kind == tool.FromUser && a.UserText < 0:
+				held, err = ev.UserSaid(ctx, s.Thread.ID, v)
+			case a.Source.Kind == tool.FromResult && len(a.Calls) == 0:
+				held, err = ev.HasValue(ctx, s.Thread.ID, a.Source.Tool, a.Source.Field, v)
+			}
+			if err != nil {
+				return fmt.Errorf("react: thread store: evidence of %s: %w", s.Thread.ID, err)
+			}
+			all = all && held
+		}
+		a.Earlier = all
+	}
+	return nil
 }
 
 // resultCalls returns the ids of the successful calls of toolName whose

@@ -186,8 +186,21 @@ type Failure struct {
 	// Kind is the cause.
 	Kind FailureKind
 	// Reason is the model's reason (FailedByModel), or a description of the
-	// limit that was hit.
+	// limit that was hit. For FailedNoProgress it says how many of the
+	// stalls were rounds in which the model called no tool.
 	Reason string
+	// NoToolCalls is the number of the consecutive stalls that failed the
+	// run (FailedNoProgress) that were rounds without a tool call: turns
+	// of text alone, which the specification's rule counts as no
+	// progress.
+	NoToolCalls int
+	// Remedy is what the host can do so that runs like this one do not
+	// fail this way, for the host's log and its developers (never shown
+	// to the model); "" when there is nothing to say. A run failed by
+	// rounds without a tool call names builtin_node_finish, which ends a
+	// turn with an answer, and [Node].TextAnswers, which lets a reply in
+	// text end it.
+	Remedy string
 }
 
 // OutputValue is one output set by builtin_output_set.
@@ -234,7 +247,7 @@ type Result struct {
 	Snapshot []byte
 	// Calls is the report of every processed call of the run, across
 	// resumes, in order: verdict and three-layer account with the first and
-	// final attempt (seed 003). It survives the run's evidence, which the
+	// final attempt (docs/evaluation.md). It survives the run's evidence, which the
 	// loop forgets when the run ends (see Config.KeepRunState). Skipped
 	// calls have no report. Read-only: it shares memory with the run.
 	Calls []CallReport
@@ -249,4 +262,10 @@ type Result struct {
 	// HostState is the state of [WithHostState], as sealed with the run;
 	// nil without it.
 	HostState []byte
+	// Thread is the thread whose message the run answers ([InThread]),
+	// and Turn the message's turn in it (from 1); "" and 0 outside a
+	// thread. Transcript holds the run's own messages, not the thread's
+	// earlier turns ([Loop.Turns] reads those).
+	Thread string
+	Turn   int
 }

@@ -41,6 +41,7 @@ type run struct {
 	node        Node
 	round       int
 	stalls      int
+	noCalls     int    // the stalls of the current streak counted for rounds without a tool call
 	status      Status // 0 while running
 	failure     *Failure
 	summary     string
@@ -57,11 +58,13 @@ type run struct {
 	ids         map[string]struct{} // every call id of the run
 	sys         string              // the system prompt, built for sysFor-1 outputs
 	sysFor      int
-	calls       []CallReport // every processed call, in order (layers.go)
-	evidenced   printkey.Set // fingerprints whose result was new evidence
-	cur         callResult   // the result of the call being dispatched alone
-	msgsHint    int          // the plan's msgs and calls hints, for grow.AppendHint
+	calls       []CallReport     // every processed call, in order (layers.go)
+	evidenced   printkey.Digests // per fingerprint, the digest of its last result since the last write
+	cur         callResult       // the result of the call being dispatched alone
+	msgsHint    int              // the plan's msgs and calls hints, for grow.AppendHint
 	callsHint   int
+	thread      *threadRun             // the thread whose message the run answers; nil outside a thread
+	typed       map[string]typedOutput // the outputs declared with a schema; nil when none
 
 	// A run as a step of a task (step.go).
 	verifier Verifier     // WithVerifier; nil: none
@@ -132,6 +135,10 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
+	typed, err := l.resolveOutputs(node)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{
 		l:         l,
 		cat:       l.cat,
@@ -144,7 +151,7 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		msgsHint:  int(p.msgs.Load()),
 		callsHint: int(p.calls.Load()),
 		ids:       make(map[string]struct{}, p.ids.Load()),
-		evidenced: printkey.NewSet(int(p.evidenced.Load())),
+		evidenced: printkey.NewDigests(int(p.evidenced.Load())),
 		plan:      p,
 		required:  node.required(),
 		visible:   p.visible,
@@ -152,6 +159,7 @@ func (l *Loop) newRun(id string, node Node) (*run, error) {
 		specs:     p.specs,
 		versions:  p.versions,
 		seesWrite: p.seesWrite,
+		typed:     typed,
 	}
 	return r, nil
 }

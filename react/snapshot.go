@@ -112,10 +112,17 @@ func newSealKey(k []byte) sealKey {
 	return sealKey{id: hex.EncodeToString(sum[:8]), key: bytes.Clone(k)}
 }
 
-// mac authenticates state of the given format version under k.
+// mac authenticates state of the given snapshot format version under k.
 func (k sealKey) mac(version int, state []byte) string {
+	return k.macOf(SnapshotFormat, version, state)
+}
+
+// macOf authenticates state of the given format and version under k: the
+// format is part of what is authenticated, so a state sealed as one
+// format (a thread's turn) never opens as another (a snapshot).
+func (k sealKey) macOf(format string, version int, state []byte) string {
 	h := hmac.New(sha256.New, k.key)
-	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%s\x00", SnapshotFormat, version, k.id) // a hash.Hash never fails
+	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%s\x00", format, version, k.id) // a hash.Hash never fails
 	h.Write(state)
 	return "hmac-sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -182,6 +189,8 @@ type snapState struct {
 	Carry       map[string]string     `json:"carry,omitempty"`  // RunObserver.Carry, within MaxCarried*
 	Inputs      *wireInputs           `json:"inputs,omitempty"` // WithInputs: what the system message shows
 	Host        *wireHost             `json:"host,omitempty"`   // WithHostState
+	Thread      *wireThread           `json:"thread,omitempty"`
+	NoCalls     int                   `json:"no_calls,omitempty"` // the stalls counted for rounds without a tool call
 
 	key *sealKey // the key that sealed it, once opened; not part of the state
 }
@@ -437,6 +446,8 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 		Carry:       r.carry(ctx),
 		Inputs:      toWireInputs(r.inputs),
 		Host:        r.host,
+		Thread:      r.thread.wire(),
+		NoCalls:     r.noCalls,
 	}
 	if len(r.outputs) > 0 {
 		s.Outputs = make(map[string]wireOutput, len(r.outputs))
@@ -675,6 +686,12 @@ func (s *snapState) check() error {
 			return fmt.Errorf("message %d has parts that do not fit its calls", i)
 		}
 	}
+	if err := s.Thread.check(); err != nil {
+		return err
+	}
+	if s.NoCalls < 0 || s.NoCalls > s.Stalls {
+		return errors.New("stalls without a tool call out of range")
+	}
 	if len(s.Carry) > MaxCarried {
 		return errors.New("too many carried entries")
 	}
@@ -818,6 +835,7 @@ func (l *Loop) restore(s *snapState) (*run, error) {
 	r.userTexts = s.UserTexts
 	r.writeFailed = s.WriteFailed
 	r.calls = s.Calls
+	r.thread, r.noCalls = s.Thread.run(), s.NoCalls
 	r.restoreEvidenced()
 	r.restoreCheck()
 	r.inputs, r.host = s.Inputs.inputs(), s.Host

@@ -145,6 +145,49 @@ func TestSnapshotRestoreNeedsCatalog(t *testing.T) {
 	}
 }
 
+func TestHoldsAt(t *testing.T) {
+	payload := []byte(`{"balance":120.5,"limit":500,"account":{"id":"A-1","owner":{"name":"Li"}},"sites":[{"id":7,"tags":["a","b"]},{"id":8}],"root":[1,2]}`)
+	tests := []struct {
+		field, value string
+		want         bool
+		why          string
+	}{
+		{"balance", `120.5`, true, "a number by value"},
+		{"balance", `120.50`, true, "in another form"},
+		{"balance", `"120.5"`, true, "as text, as holds compares scalars"},
+		{"balance", `500`, false, "the limit's value, copied from the wrong field"},
+		{"limit", `500`, true, "the other field"},
+		{"account.id", `"A-1"`, true, "a nested field"},
+		{"id", `"A-1"`, false, "the path is the whole path, not a suffix"},
+		{"account.owner.name", `"Li"`, true, "deeper"},
+		{"sites.id", `8`, true, "arrays walked: any element"},
+		{"sites.id", `9`, false, "no element"},
+		{"sites.tags", `"b"`, true, "an element of an array field"},
+		{"sites.tags", `["a","b"]`, true, "the array itself"},
+		{"account", `{"owner":{"name":"Li"},"id":"A-1"}`, true, "an object, canonically"},
+		{"account", `{"id":"A-1"}`, false, "not a sub-object"},
+		{"sites", `{"id":8}`, true, "an object element of an array field"},
+		{"", `{"id":8}`, false, "the whole payload is not that object"},
+		{"root", `[1,2]`, true, "an array field"},
+		{"nope", `1`, false, "no such field"},
+		{"balance", `{`, false, "not JSON"},
+	}
+	for _, tt := range tests {
+		if got := holdsAt(payload, tt.field, []byte(tt.value)); got != tt.want {
+			t.Errorf("holdsAt(payload, %q, %s) = %v; want %v (%s)", tt.field, tt.value, got, tt.want, tt.why)
+		}
+	}
+	if !holdsAt([]byte(`[{"a":1}]`), "", []byte(`{"a":1}`)) {
+		t.Error("an element of a payload that is an array, at the whole payload")
+	}
+	if !holdsAt([]byte(`{"a":1}`), "", []byte(`{"a":1}`)) {
+		t.Error("the whole payload at \"\"")
+	}
+	if holdsAt([]byte(`not json`), "a", []byte(`{"a":1}`)) || holdsAt([]byte(`{"a":[1]} x`), "a", []byte(`[1]`)) {
+		t.Error("a payload that is not JSON holds nothing")
+	}
+}
+
 func TestHolds(t *testing.T) {
 	payload := []byte(`{"sites":[{"id":7,"tags":["a","b"]},{"id":8.0}],"ok":true}`)
 	tests := []struct {

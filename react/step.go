@@ -42,7 +42,8 @@ const (
 	StepInProgress StepStatus = 2
 	// StepSatisfied: the step was verified as done: its verifier said so
 	// when the model finished it, or, without a verifier, its completion
-	// conditions hold (every required output set from a checked source).
+	// conditions hold (the run's goal is met: every required output set
+	// from a checked source).
 	StepSatisfied StepStatus = 3
 	// StepInsufficient: the step ended, or a check found, that what it has
 	// does not meet its goal (an empty or stale result, a missing page, a

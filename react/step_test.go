@@ -268,7 +268,7 @@ func TestRun_Inputs(t *testing.T) {
 		UserTexts: []string{"the one near the station"},
 		Statuses:  []react.StepState{{Step: "search", Status: react.StepSatisfied}, {Step: "reviews", Status: react.StepBlocked, Reason: "a captcha", MustSay: "no reviews could be read"}},
 	}
-	node := react.Node{Tools: []string{"book", "lookup"}, Outputs: []react.Output{{Key: "hotel", Required: true}}}
+	node := react.Node{Tools: []string{"book", "lookup"}, Outputs: []react.Output{{Key: "hotel", Required: true, Field: "hotel_id"}}}
 	res, err := e.loop.Run(context.Background(), node, "book it", react.WithInputs(in))
 	require.NoError(t, err)
 	require.Equal(t, react.Finished, res.Status)
@@ -362,7 +362,7 @@ func TestRun_StepStatusWithoutVerifier(t *testing.T) {
 	list := newFake("list", tool.Read, ok(map[string]string{"id": "s-1"}))
 	m := newScript(turn(call("c1", "list", `{}`)), turn(call("o", react.ToolOutputSet, `{"key":"id","value":"s-1","sourceType":"tool_result","sourceRef":"c1"}`)), turn(call("f", react.ToolFinish, `{}`)))
 	e := newEnv(t, m, list.Tool)
-	res := e.run(react.Node{Tools: []string{"list"}, Outputs: []react.Output{{Key: "id", Required: true}}}, "the id")
+	res := e.run(react.Node{Tools: []string{"list"}, Outputs: []react.Output{{Key: "id", Required: true, Field: "id"}}}, "the id")
 	assert.Equal(t, react.StepReport{Status: react.StepSatisfied}, res.Step, "every required output from a checked source")
 	m = newScript(turn(call("f", react.ToolFail, `{"reason":"cannot"}`)))
 	e = newEnv(t, m)
@@ -410,7 +410,15 @@ func TestSnapshot_SealedBeforeProvenance(t *testing.T) {
 	res, err := e.loop.Resume(context.Background(), snap, react.Answer(p.Suspension.Ticket, "Spring"), owner)
 	require.NoError(t, err)
 	assert.Equal(t, react.Finished, res.Status)
-	assert.Equal(t, react.GoalMet, res.Goal, "the old record's payload is evidence")
+	var set *react.CallReport
+	for i := range res.Calls {
+		if res.Calls[i].CallID == "o" {
+			set = &res.Calls[i]
+		}
+	}
+	require.NotNil(t, set)
+	assert.Equal(t, outcome.Success, set.Outcome, "the old record's payload is evidence: the output is set from it")
+	assert.Contains(t, res.Outputs, "id")
 	rec, ok, err := e.guards.Ledger.Lookup(context.Background(), "run-1", "c1")
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -425,7 +433,7 @@ func TestRun_StepOnStaleSource(t *testing.T) {
 		turn(call("o", react.ToolOutputSet, `{"key":"price","value":10.5,"sourceType":"tool_result","sourceRef":"c1"}`)),
 		turn(call("f", react.ToolFinish, `{}`)))
 	e := stepEnv(t, m, q.Tool)
-	node := react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireLatest}, Outputs: []react.Output{{Key: "price", Required: true}}}
+	node := react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireLatest}, Outputs: []react.Output{{Key: "price", Required: true, Field: "price"}}}
 	res := e.run(node, "the latest price")
 	assert.Equal(t, react.GoalMet, res.Goal)
 	assert.Equal(t, react.StepInsufficient, res.Step.Status)
@@ -442,7 +450,7 @@ func TestRun_StepOnAcceptedSource(t *testing.T) {
 		return m["job"], m["status"] == "running"
 	}}}
 	job.InputSchema = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"job": {Type: "string"}}}
-	node := react.Node{Tools: []string{"export"}, Outputs: []react.Output{{Key: "job", Required: true}}}
+	node := react.Node{Tools: []string{"export"}, Outputs: []react.Output{{Key: "job", Required: true, Field: "job"}}}
 	m := newScript(turn(call("c1", "export", `{}`)),
 		turn(call("o", react.ToolOutputSet, `{"key":"job","value":"j-1","sourceType":"tool_result","sourceRef":"c1"}`)),
 		turn(call("f", react.ToolFinish, `{}`)))

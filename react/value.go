@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/fingerprint"
@@ -37,6 +38,69 @@ func holds(payload, value []byte) bool {
 		return false
 	}
 	return subValue(v, want)
+}
+
+// holdsAt reports whether the JSON payload holds value at the dotted path
+// field (arrays walked: any element; "" is the whole payload). A scalar
+// value compares with the field's scalars by text as [holds] does (a
+// number by value); an object or array canonically.
+func holdsAt(payload []byte, field string, value []byte) bool {
+	if text, ok := evidence.ScalarText(value); ok {
+		found := false
+		_ = evidence.Walk(payload, func(path, t string) bool {
+			found = path == field && t == text
+			return !found
+		})
+		return found
+	}
+	want, err := fingerprint.Canonical(value)
+	if err != nil {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return false
+	}
+	var path []string
+	if field != "" {
+		path = strings.Split(field, ".")
+	}
+	return valueAt(v, path, want)
+}
+
+// valueAt reports whether v holds a value canonically equal to want at
+// path, arrays on the way walked.
+func valueAt(v any, path []string, want []byte) bool {
+	if len(path) == 0 {
+		if equalCanonical(v, want) {
+			return true
+		}
+		if a, ok := v.([]any); ok { // a field that is an array of objects
+			for _, e := range a {
+				if equalCanonical(e, want) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		e, ok := x[path[0]]
+		return ok && valueAt(e, path[1:], want)
+	case []any:
+		for _, e := range x {
+			if valueAt(e, path, want) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // subValue reports whether v or one of its sub-values is canonically equal

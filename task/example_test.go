@@ -56,10 +56,10 @@ func ExampleRunner() {
 		Name: "trip",
 		Steps: []task.Step{
 			{Name: "search", Node: react.Node{Instructions: "search: find a hotel", Tools: []string{"search_hotels"},
-				Outputs: []react.Output{{Key: "hotel_id", Required: true}}},
+				Outputs: []react.Output{{Key: "hotel_id", Required: true, Field: "hotels.hotel_id"}}},
 				Next: []task.Edge{{To: "book", When: task.OnStatus(react.StepSatisfied)}}},
 			{Name: "book", Node: react.Node{Instructions: "book: book it", Tools: []string{"book_hotel"},
-				Outputs: []react.Output{{Key: "booking", Required: true}}}},
+				Outputs: []react.Output{{Key: "booking", Required: true, Field: "booking"}}}},
 		},
 		Final: &task.Step{Name: "answer", Node: react.Node{Instructions: "answer: tell the user"}},
 	}, nil)

@@ -178,9 +178,9 @@ func TestTask_BlockedStep(t *testing.T) {
 		Name: "policy",
 		Steps: []task.Step{
 			{Name: "search", Node: react.Node{Instructions: "STEP search: find a hotel", Tools: []string{"search_hotels"},
-				Outputs: []react.Output{{Key: "hotel_id", Required: true}}}, Next: []task.Edge{{To: "policy"}}},
+				Outputs: []react.Output{{Key: "hotel_id", Required: true, Field: "hotels.hotel_id"}}}, Next: []task.Edge{{To: "policy"}}},
 			{Name: "policy", Node: react.Node{Instructions: "STEP policy: read the policy page", Tools: []string{"visit_page"},
-				Outputs: []react.Output{{Key: "window", Required: true}}}},
+				Outputs: []react.Output{{Key: "window", Required: true, Field: "window"}}}},
 		},
 		Final:      &task.Step{Name: "answer", Node: react.Node{Instructions: "STEP answer: tell the user"}},
 		Acceptance: task.Acceptance{Required: []string{"search"}, Optional: []string{"policy"}, MustSay: map[string]string{"policy": "could not read"}},
@@ -216,7 +216,7 @@ func TestTask_AnswerClaimsUnverified(t *testing.T) {
 	tk := task.Task{
 		Name: "price",
 		Steps: []task.Step{{Name: "price", Node: react.Node{Instructions: "STEP price: get the latest price", Tools: []string{"quote"},
-			Require: map[string]tool.Requirement{"quote": tool.RequireLatest}, Outputs: []react.Output{{Key: "price", Required: true}}}}},
+			Require: map[string]tool.Requirement{"quote": tool.RequireLatest}, Outputs: []react.Output{{Key: "price", Required: true, Field: "price"}}}}},
 		Final:      &task.Step{Name: "answer", Node: react.Node{Instructions: "STEP answer: tell the user"}},
 		Acceptance: task.Acceptance{Optional: []string{"price"}, MustSay: map[string]string{"price": "not verified"}},
 	}
@@ -285,7 +285,7 @@ func TestTask_StepLimit(t *testing.T) {
 	tk := task.Task{
 		Name: "retry",
 		Steps: []task.Step{
-			{Name: "search", Node: react.Node{Instructions: "STEP search: find", Tools: []string{"search_hotels"}, Outputs: []react.Output{{Key: "hotel_id", Required: true}}},
+			{Name: "search", Node: react.Node{Instructions: "STEP search: find", Tools: []string{"search_hotels"}, Outputs: []react.Output{{Key: "hotel_id", Required: true, Field: "hotels.hotel_id"}}},
 				Next: []task.Edge{{To: "book", When: task.OnStatus(react.StepSatisfied)}, {To: "search"}}},
 			{Name: "book", Node: react.Node{Instructions: "STEP book: book", Tools: []string{"book_hotel"}}},
 		},

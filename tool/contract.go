@@ -16,8 +16,8 @@ import (
 	"github.com/reactguard/reactguard/evidence"
 )
 
-// Contract is a tool's response contract (seed 003: "what counts as
-// success"). The response contract guard applies it to every result of a
+// Contract is a tool's response contract: what counts as success for the
+// tool (docs/evaluation.md). The response contract guard applies it to every result of a
 // tool that returned without error.
 type Contract struct {
 	// Business inspects a result and reports a business failure inside a
@@ -34,9 +34,9 @@ type Contract struct {
 	// empty string, slice, array or map.
 	IsEmpty func(result any) bool
 	// Sufficient inspects a result that passed every other check and
-	// reports whether it serves the business goal of the call (seed 003:
-	// structured facts — result count, required fields, object state — are
-	// checked by code). ok false marks the call "executed, business not
+	// reports whether it serves the business goal of the call (structured
+	// facts — result count, required fields, object state — are checked by
+	// code). ok false marks the call "executed, business not
 	// satisfied" with reason (invoker.Execution.Insufficient; the loop's
 	// business status insufficient) while the verdict stays SUCCESS: the
 	// model sees the result and chooses the next step. Nil means no check.

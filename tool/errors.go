@@ -25,6 +25,7 @@ const (
 	KindMCPToolError     Kind = 9  // → MCP_TOOL_ERROR: an MCP result with isError set
 	KindMCPRPC           Kind = 10 // → MCP_RPC_ERROR: a JSON-RPC error from an MCP server
 	KindMCPInvalidParams Kind = 11 // → MCP_INVALID_PARAMS: JSON-RPC -32602
+	KindTooLarge         Kind = 12 // → TOOL_RESULT_TOO_LARGE: the result is too large (HTTP 413)
 )
 
 // String returns the kind's name in lower case with spaces (e.g. "not
@@ -54,6 +55,8 @@ func (k Kind) String() string {
 		return "mcp rpc error"
 	case KindMCPInvalidParams:
 		return "mcp invalid params"
+	case KindTooLarge:
+		return "too large"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -84,6 +87,8 @@ func (k Kind) Code() errcode.Code {
 		return errcode.MCPRPCError
 	case KindMCPInvalidParams:
 		return errcode.MCPInvalidParams
+	case KindTooLarge:
+		return errcode.ToolResultTooLarge
 	}
 	return errcode.ToolError
 }

@@ -30,6 +30,7 @@ func TestKindCode(t *testing.T) {
 		{tool.KindMCPToolError, errcode.MCPToolError, "mcp tool error"},
 		{tool.KindMCPRPC, errcode.MCPRPCError, "mcp rpc error"},
 		{tool.KindMCPInvalidParams, errcode.MCPInvalidParams, "mcp invalid params"},
+		{tool.KindTooLarge, errcode.ToolResultTooLarge, "too large"},
 		{tool.Kind(0), errcode.ToolError, "kind(0)"},
 		{tool.Kind(99), errcode.ToolError, "kind(99)"},
 	}

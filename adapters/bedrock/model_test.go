@@ -3,6 +3,7 @@ package bedrock_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -53,7 +54,7 @@ func TestGenerateSendsHistoryAndTools(t *testing.T) {
 		{Role: react.RoleTool, ToolCallID: "t1", Content: "[]"},
 		{Role: react.RoleTool, ToolCallID: "t2", Content: "not JSON. Next: fix", IsError: true},
 	}
-	tools := append(hello.Tools, react.ToolSpec{Name: "create_site",
+	tools := append(slices.Clip(hello.Tools), react.ToolSpec{Name: "create_site",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"page":{"type":"integer","maximum":9.5}},"required":["page"]}`)})
 	_, err := m.Generate(context.Background(), react.Request{Messages: history, Tools: tools})
 	require.NoError(t, err)

@@ -63,7 +63,8 @@ func TestGenerateStreamEdges(t *testing.T) {
 func TestGenerateStreamBreak(t *testing.T) {
 	s := streaming.NewServer(t, reply{Body: encode(t, start, textDelta), ContentType: "application/vnd.amazon.eventstream", HangAfterBody: true})
 	n := 0
-	for range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+	for _, err := range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+		require.NoError(t, err)
 		n++
 		break
 	}

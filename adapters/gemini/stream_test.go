@@ -76,7 +76,8 @@ func TestGenerateStreamEdges(t *testing.T) {
 func TestGenerateStreamBreak(t *testing.T) {
 	s := streaming.NewServer(t, reply{Body: chunkA, ContentType: "text/event-stream", HangAfterBody: true})
 	n := 0
-	for range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+	for _, err := range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+		require.NoError(t, err)
 		n++
 		break
 	}
@@ -96,7 +97,8 @@ func TestGenerateStreamPanics(t *testing.T) {
 
 	s = streaming.NewServer(t, streamReply(chunkA+chunkB))
 	assert.PanicsWithValue(t, "host", func() {
-		for range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+		for _, err := range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+			_ = err // the first chunk's; the body panics before looking
 			panic("host")
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
@@ -30,7 +31,13 @@ type callData struct {
 // Parts, an assistant message then one function_call per call; a tool
 // message a function_call_output for its call id. The outputs of a turn
 // are moved right after it (modelkit.ResultsFirst), as the API pairs them.
-func toInput(history []react.Message) ([]string, responses.ResponseInputParam, error) {
+//
+// Without store (the API keeps no item), a reasoning item that came
+// without its encrypted content is left out: the API would look it up by
+// its id and refuse the request ("Item with id … not found"), a request
+// that fails every time; the function_call items of that turn then go
+// without their item ids, which would name the missing reasoning item.
+func toInput(history []react.Message, store bool) ([]string, responses.ResponseInputParam, error) {
 	var system []string
 	out := make(responses.ResponseInputParam, 0, len(history))
 	for i, m := range modelkit.ResultsFirst(history) {
@@ -42,7 +49,11 @@ func toInput(history []react.Message) ([]string, responses.ResponseInputParam, e
 		case react.RoleUser:
 			out = append(out, responses.ResponseInputItemParamOfMessage(m.Content, responses.EasyInputMessageRoleUser))
 		case react.RoleAssistant:
-			for _, b := range modelkit.AssistantBlocks(m, API) {
+			blocks := modelkit.AssistantBlocks(m, API)
+			dropped := !store && slices.ContainsFunc(blocks, func(b modelkit.Block) bool {
+				return b.Kind == modelkit.BlockOpaque && !replayable(b.Data)
+			})
+			for _, b := range blocks {
 				switch b.Kind {
 				case modelkit.BlockText:
 					if b.Text != "" {
@@ -51,12 +62,12 @@ func toInput(history []react.Message) ([]string, responses.ResponseInputParam, e
 				case modelkit.BlockCall:
 					item := responses.ResponseInputItemParamOfFunctionCall(string(b.Call.Args), b.Call.ID, b.Call.Name)
 					var d callData
-					if json.Unmarshal(b.Data, &d) == nil && d.ID != "" {
+					if json.Unmarshal(b.Data, &d) == nil && d.ID != "" && !dropped {
 						item.OfFunctionCall.ID = param.NewOpt(d.ID)
 					}
 					out = append(out, item)
 				case modelkit.BlockOpaque:
-					if json.Valid(b.Data) {
+					if json.Valid(b.Data) && (store || replayable(b.Data)) {
 						out = append(out, param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(b.Data)))
 					}
 				default: // a result block is never an assistant's
@@ -74,6 +85,17 @@ func toInput(history []react.Message) ([]string, responses.ResponseInputParam, e
 		}
 	}
 	return system, out, nil
+}
+
+// replayable reports whether an opaque item can be sent back without
+// store: anything but a reasoning item without encrypted content.
+func replayable(data []byte) bool {
+	var it struct {
+		Type             string `json:"type"`
+		EncryptedContent string `json:"encrypted_content"`
+	}
+	_ = json.Unmarshal(data, &it) // valid JSON; another shape keeps the zero values
+	return it.Type != "reasoning" || it.EncryptedContent != ""
 }
 
 // toTools converts tool specs to function tools whose parameters are the

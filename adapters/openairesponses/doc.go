@@ -33,7 +33,10 @@
 // the API requires for reasoning models with function calls. No
 // previous_response_id is needed: a snapshot resumes in another process,
 // on another server, with the reasoning intact. [Options].Store turns
-// storage on.
+// storage on. Without storage, a reasoning item that came without its
+// encrypted content (answered while Store was on, or by a server that
+// sends none) is left out, and the function calls of its turn go without
+// their item ids: the API would look it up by id and refuse the request.
 //
 // The response becomes the [react.Response]: its message items' texts
 // (or a refusal), its function_call items in order, parallel calls

@@ -156,7 +156,7 @@ func (m *Model) requestOptions(extra ...option.RequestOption) []option.RequestOp
 
 // params builds the request body.
 func (m *Model) params(req react.Request) (responses.ResponseNewParams, error) {
-	system, input, err := toInput(req.Messages)
+	system, input, err := toInput(req.Messages, m.opts.Store)
 	if err != nil {
 		return responses.ResponseNewParams{}, err
 	}

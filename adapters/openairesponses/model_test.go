@@ -121,3 +121,58 @@ func normalized(t *testing.T, r react.Response) react.Response {
 	}
 	return r
 }
+
+// Without store, a reasoning item that came without its encrypted
+// content (a turn answered while the host had Store on, a server that
+// sends none) is left out of the replay, and its turn's function calls go
+// without their item ids: the API would look the reasoning item up by its
+// id and refuse every later request. With store the API keeps the items:
+// everything goes back as it came. A reasoning item with its encrypted
+// content always goes back.
+func TestReplayReasoningWithoutEncryptedContent(t *testing.T) {
+	turn := func(reasoning string) []react.Message {
+		return []react.Message{
+			{Role: react.RoleUser, Content: "go"},
+			{Role: react.RoleAssistant, ToolCalls: []react.ToolCall{{ID: "call_1", Name: "list_spaces", Args: json.RawMessage(`{}`)}},
+				Parts: []react.Part{
+					{Kind: react.PartOpaque, API: openairesponses.API, Data: []byte(reasoning)},
+					{Kind: react.PartCall, Call: 0, API: openairesponses.API, Data: []byte(`{"id":"fc_1"}`)},
+				}},
+			{Role: react.RoleTool, ToolCallID: "call_1", ToolName: "list_spaces", Content: "[]"},
+		}
+	}
+	const (
+		bare       = `{"type":"reasoning","id":"rs_1","summary":[]}`
+		nullEnc    = `{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":null}`
+		encrypted  = `{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAA=="}`
+		call       = `{"type":"function_call","call_id":"call_1","name":"list_spaces","arguments":"{}"}`
+		callWithID = `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"list_spaces","arguments":"{}"}`
+		output     = `{"type":"function_call_output","call_id":"call_1","output":"[]"}`
+		user       = `{"role":"user","content":"go"}`
+	)
+	cases := []struct {
+		name      string
+		store     bool
+		reasoning string
+		want      string
+		reason    string
+	}{
+		{"no encrypted content, no store", false, bare, `[` + user + `,` + call + `,` + output + `]`,
+			"the API keeps no item: the reasoning item is left out, the call's item id with it"},
+		{"null encrypted content, no store", false, nullEnc, `[` + user + `,` + call + `,` + output + `]`,
+			"null is no content"},
+		{"encrypted content, no store", false, encrypted, `[` + user + `,` + encrypted + `,` + callWithID + `,` + output + `]`,
+			"the encrypted content goes back in place, with the call's item id"},
+		{"no encrypted content, store", true, bare, `[` + user + `,` + bare + `,` + callWithID + `,` + output + `]`,
+			"the API keeps the items: the reasoning item is found by its id"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			s := adapter.NewServer(t, reply{File: "loop_5_finish.json"})
+			m := newModel(t, s, &openairesponses.Options{NoStream: true, Store: tt.store})
+			_, err := m.Generate(context.Background(), react.Request{Messages: turn(tt.reasoning)})
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.want, s.Field(0, "input"), tt.reason)
+		})
+	}
+}

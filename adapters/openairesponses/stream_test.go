@@ -68,7 +68,8 @@ func TestGenerateStreamWholeArguments(t *testing.T) {
 func TestGenerateStreamBreak(t *testing.T) {
 	s := streaming.NewServer(t, reply{Body: ev(created), ContentType: "text/event-stream", HangAfterBody: true})
 	n := 0
-	for range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+	for _, err := range newModel(t, s, nil).GenerateStream(context.Background(), hello) {
+		require.NoError(t, err)
 		n++
 		break
 	}

@@ -150,7 +150,7 @@ const (
 	KeyCode = attribute.Key("reactguard.tool.code")
 	// KeyLayer is the code's layer of success: call, execution, business.
 	KeyLayer = attribute.Key("reactguard.tool.layer")
-	// KeyStatusClass is the call's execution status class (seed 003:
+	// KeyStatusClass is the call's execution status class (docs/evaluation.md:
 	// ok, empty, invalid_request, forbidden, not_found, timeout,
 	// temporarily_unavailable, unknown; and result_invalid, reused, none
 	// when the tool did not run): the final attempt's

@@ -63,7 +63,7 @@
 //	                                   attempts,first_status,first_code,business_status,builtin},
 //	                                   reactguard.round, reactguard.suspension.kind
 //
-// The verdict attributes are seed 003's three layers of the call
+// The verdict attributes are the three layers of success of the call
 // (react.Layers): reactguard.tool.call_status the call layer,
 // reactguard.tool.status_class the final attempt's execution status class
 // (ok, empty, timeout, temporarily_unavailable, …; none when the tool did
@@ -133,7 +133,8 @@
 // # Metrics
 //
 //	gen_ai.client.operation.duration  histogram  s        per model call: gen_ai.operation.name=chat, provider,
-//	                                                      gen_ai.request.model, gen_ai.response.model, error.type
+//	                                                      gen_ai.request.model, gen_ai.response.model,
+//	                                                      server.{address,port}, error.type
 //	gen_ai.client.operation.time_to_first_chunk  histogram  s  per streamed model call that got a chunk,
 //	                                                      same attributes as the duration
 //	gen_ai.client.token.usage         histogram  {token}  per model call that reported usage, once per
@@ -155,8 +156,8 @@
 // loop's Config.Now. No token metric is recorded for a model that did not
 // report usage (the conventions forbid guessing).
 //
-// The counters carry what the per-layer figures of react.Metrics (seed
-// 003, defined in docs/evaluation.md) are computed from, so a metrics
+// The counters carry what the per-layer figures of react.Metrics (defined
+// in docs/evaluation.md) are computed from, so a metrics
 // backend can chart them per tool, per class and over time:
 //
 //	call layer     Decision    turns{tool_calls=true} / turns

@@ -472,10 +472,16 @@ func (o *Observer) onModelEnd(ctx context.Context, e *react.ModelEndEvent) {
 	if !durationOn && !usageOn && !firstOn {
 		return
 	}
-	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs := make([]attribute.KeyValue, 0, 7)
 	attrs = append(attrs, keyOperation.String(opChat), o.providerAttr(e.Model.Provider))
 	if e.Model.Name != "" {
 		attrs = append(attrs, keyRequestModel.String(e.Model.Name))
+	}
+	if e.Model.ServerAddress != "" {
+		attrs = append(attrs, keyServerAddress.String(e.Model.ServerAddress))
+		if e.Model.ServerPort > 0 {
+			attrs = append(attrs, keyServerPort.Int(e.Model.ServerPort))
+		}
 	}
 	if resp.Model != "" && e.Err == nil {
 		attrs = append(attrs, keyResponseModel.String(resp.Model))
@@ -725,8 +731,8 @@ func (o *Observer) bound(span trace.Span, key, v string) string {
 
 // RecordTask counts a task the host judged (its validator, the user's
 // acceptance, an evaluation case) in reactguard.tasks, as
-// react.Metrics.RecordTask does: the final-task rate of seed 003 is the
-// passed ones over all.
+// react.Metrics.RecordTask does: the final-task rate (docs/evaluation.md)
+// is the passed ones over all.
 func (o *Observer) RecordTask(ctx context.Context, passed bool) {
 	if o.tasks.Enabled(ctx) {
 		o.tasks.Add(ctx, 1, metric.WithAttributes(KeyTaskPassed.Bool(passed)))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	rgotel "github.com/reactguard/reactguard/adapters/otel"
 	"github.com/reactguard/reactguard/react"
@@ -38,6 +39,18 @@ func TestRequestAttributes(t *testing.T) {
 		assert.Equal(t, 0.2, a["gen_ai.request.temperature"])
 		assert.Equal(t, 0.9, a["gen_ai.request.top_p"])
 		assert.Equal(t, int64(2048), a["gen_ai.request.max_tokens"])
+		ms := tel.metrics(t)
+		dur, ok := ms["gen_ai.client.operation.duration"].Data.(metricdata.Histogram[float64])
+		require.True(t, ok)
+		require.Len(t, dur.DataPoints, 1)
+		usage, ok := ms["gen_ai.client.token.usage"].Data.(metricdata.Histogram[int64])
+		require.True(t, ok)
+		for _, dp := range append([]metricdata.HistogramDataPoint[float64]{dur.DataPoints[0]}, toFloat(usage.DataPoints)...) {
+			addr, _ := dp.Attributes.Value("server.address")
+			port, _ := dp.Attributes.Value("server.port")
+			assert.Equal(t, "api.anthropic.com", addr.AsString(), "the metrics carry the endpoint too")
+			assert.Equal(t, int64(443), port.AsInt64())
+		}
 		list := attrs(tel.ended("execute_tool list_sites")[0])
 		assert.Equal(t, s.list.Tool.Description, list["gen_ai.tool.description"])
 		require.NotEmpty(t, s.list.Tool.Description)
@@ -53,6 +66,15 @@ func TestRequestAttributes(t *testing.T) {
 	}
 }
 
+// toFloat keeps the attributes of int64 data points in float64 ones.
+func toFloat(dps []metricdata.HistogramDataPoint[int64]) []metricdata.HistogramDataPoint[float64] {
+	out := make([]metricdata.HistogramDataPoint[float64], len(dps))
+	for i, dp := range dps {
+		out[i].Attributes = dp.Attributes
+	}
+	return out
+}
+
 // A model that says nothing of its endpoint gets no server attributes,
 // and its system message stays an input message.
 func TestNoRequestAttributes(t *testing.T) {
@@ -64,6 +86,12 @@ func TestNoRequestAttributes(t *testing.T) {
 	a := attrs(tel.ended("chat gpt-4.1")[0])
 	for _, k := range []string{"server.address", "server.port", "gen_ai.request.temperature", "gen_ai.request.max_tokens", "gen_ai.system_instructions"} {
 		assert.NotContains(t, a, k)
+	}
+	dur, ok := tel.metrics(t)["gen_ai.client.operation.duration"].Data.(metricdata.Histogram[float64])
+	require.True(t, ok)
+	for _, dp := range dur.DataPoints {
+		assert.False(t, dp.Attributes.HasValue("server.address"))
+		assert.False(t, dp.Attributes.HasValue("server.port"))
 	}
 	assert.Contains(t, a["gen_ai.input.messages"], `"role":"system"`)
 }

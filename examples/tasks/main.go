@@ -108,10 +108,10 @@ func trip() task.Task {
 		Name: "trip",
 		Steps: []task.Step{
 			{Name: "search", Node: react.Node{Instructions: "search: find a hotel with search_hotels and set hotel_id from the result.",
-				Tools: []string{"search_hotels"}, Outputs: []react.Output{{Key: "hotel_id", Required: true}}},
+				Tools: []string{"search_hotels"}, Outputs: []react.Output{{Key: "hotel_id", Required: true, Field: "hotel_id"}}},
 				Next: []task.Edge{{To: "book", When: task.OnStatus(react.StepSatisfied)}}},
 			{Name: "book", Node: react.Node{Instructions: "book: book the hotel the search found with book_hotel.",
-				Tools: []string{"book_hotel"}, Outputs: []react.Output{{Key: "booking", Required: true}}}},
+				Tools: []string{"book_hotel"}, Outputs: []react.Output{{Key: "booking", Required: true, Field: "booking"}}}},
 		},
 		Final:      &task.Step{Name: "answer", Node: react.Node{Instructions: "answer: tell the user what was done."}},
 		Acceptance: task.Acceptance{Optional: []string{"book"}, MustSay: map[string]string{"book": "not booked"}},

@@ -87,3 +87,44 @@ func (s *Set) Has(fp string) bool {
 
 // Len returns the number of fingerprints in the set.
 func (s *Set) Len() int { return len(s.keys) + len(s.others) }
+
+// Digests maps fingerprints to a 64-bit digest (of the result a call with
+// that fingerprint gave, say), keyed as [Set] keys them. The zero Digests
+// is empty and ready to use; its maps are made when first written.
+type Digests struct {
+	keys   map[Key]uint64
+	others map[string]uint64
+	hint   int
+}
+
+// NewDigests returns an empty Digests whose map of keys is made with room
+// for hint fingerprints when the first is stored.
+func NewDigests(hint int) Digests { return Digests{hint: hint} }
+
+// Swap stores d as the digest of fp and reports whether it changed: fp had
+// no digest, or another one.
+func (s *Digests) Swap(fp string, d uint64) (changed bool) {
+	if k, ok := Parse(fp); ok {
+		if s.keys == nil {
+			s.keys = make(map[Key]uint64, s.hint)
+		}
+		old, had := s.keys[k]
+		s.keys[k] = d
+		return !had || old != d
+	}
+	if s.others == nil {
+		s.others = make(map[string]uint64)
+	}
+	old, had := s.others[fp]
+	s.others[fp] = d
+	return !had || old != d
+}
+
+// Clear removes every fingerprint, keeping the maps' room.
+func (s *Digests) Clear() {
+	clear(s.keys)
+	clear(s.others)
+}
+
+// Len returns the number of fingerprints with a digest.
+func (s *Digests) Len() int { return len(s.keys) + len(s.others) }

@@ -76,6 +76,45 @@ func TestSet(t *testing.T) {
 
 // FuzzParse holds Parse to hex: a string has a key exactly when it is 32
 // lower-case hex digits, and the key is what they spell.
+func TestDigests(t *testing.T) {
+	d := NewDigests(8)
+	steps := []struct {
+		fp      string
+		digest  uint64
+		changed bool
+		why     string
+	}{
+		{fp, 1, true, "a new key"},
+		{fp, 1, false, "the same key, the same digest"},
+		{fp, 2, true, "the same key, another digest"},
+		{fp, 2, false, "and it is kept"},
+		{strings.ToUpper(fp), 2, true, "its upper case is another fingerprint"},
+		{"host-7", 0, true, "a host's own fingerprint, digest 0"},
+		{"host-7", 0, false, "again"},
+		{"host-7", 5, true, "another digest"},
+	}
+	for _, st := range steps {
+		if got := d.Swap(st.fp, st.digest); got != st.changed {
+			t.Errorf("%s: Swap(%q, %d) = %v; want %v", st.why, st.fp, st.digest, got, st.changed)
+		}
+	}
+	if d.Len() != 3 {
+		t.Errorf("Len = %d; want 3", d.Len())
+	}
+	d.Clear()
+	if d.Len() != 0 {
+		t.Errorf("Len after Clear = %d; want 0", d.Len())
+	}
+	if !d.Swap(fp, 2) || !d.Swap("host-7", 5) {
+		t.Error("after Clear every fingerprint is new again")
+	}
+	var zero Digests
+	if zero.Len() != 0 || !zero.Swap("x", 0) || zero.Swap("x", 0) {
+		t.Error("the zero Digests does not work")
+	}
+	zero.Clear()
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{fp, strings.ToUpper(fp), fp[:31], "", fp[:31] + "G"} {
 		f.Add(s)

@@ -51,6 +51,7 @@ import (
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
 	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/threadstore"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -85,6 +86,7 @@ type Stores struct {
 	Claims      runstore.Claims
 	Runs        runstore.Store
 	Audit       runstore.Audit
+	Threads     threadstore.Store
 	// Close closes the store.
 	Close func()
 }
@@ -279,6 +281,9 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 		return err
 	}
 	defer stores.Close()
+	if strings.HasPrefix(role, RoleConversation) {
+		return conversation(ctx, stores, os.Stdin, out)
+	}
 	switch role {
 	case RoleCrash, RoleRecover, RoleFailover:
 		return crashChild(ctx, stores, role, out)

@@ -40,9 +40,9 @@ var taskDef = task.Task{
 	Name: "storetest-site",
 	Steps: []task.Step{
 		{Name: "find", Node: react.Node{Instructions: "STEP find: find the space", Tools: []string{"find_space"},
-			Outputs: []react.Output{{Key: "space_id", Required: true}}}, Next: []task.Edge{{To: "create", When: task.OnStatus(react.StepSatisfied)}}},
+			Outputs: []react.Output{{Key: "space_id", Required: true, Field: "space_id"}}}, Next: []task.Edge{{To: "create", When: task.OnStatus(react.StepSatisfied)}}},
 		{Name: "create", Node: react.Node{Instructions: "STEP create: create the site", Tools: []string{"create_site"},
-			Outputs: []react.Output{{Key: "site_id", Required: true}}}},
+			Outputs: []react.Output{{Key: "site_id", Required: true, Field: "site_id"}}}},
 	},
 	Final: &task.Step{Name: "answer", Node: react.Node{Instructions: "STEP answer: tell the user"}},
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/runstore/runstoretest"
 	"github.com/reactguard/reactguard/stores/postgres"
+	"github.com/reactguard/reactguard/threadstore"
+	"github.com/reactguard/reactguard/threadstore/threadstoretest"
 )
 
 // Every conformance suite against one store on a real server; the suites
@@ -58,5 +60,23 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("Audit", func(t *testing.T) {
 		runstoretest.RunAudit(t, func() runstore.Audit { return s.Audit() })
+	})
+	t.Run("Threads", func(t *testing.T) {
+		threadstoretest.Run(t, func() threadstore.Store { return s.Threads() })
+	})
+	t.Run("ThreadsTakeover", func(t *testing.T) {
+		n := 0
+		threadstoretest.RunTakeover(t, func(t *testing.T) threadstoretest.Holders {
+			n++
+			name := fmt.Sprintf("reactguard-thread-takeover-%d", n)
+			first, err := postgres.Open(bg, withParam(dsn(t), "application_name", name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(first.Close)
+			// Closing the store deletes its lease: its threads read as
+			// held by a dead process at once.
+			return threadstoretest.Holders{First: first.Threads(), Second: s.Threads(), End: first.Close}
+		})
 	})
 }

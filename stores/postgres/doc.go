@@ -15,10 +15,13 @@
 //	})
 //
 // Each part implements its core interface and passes its conformance suite
-// (guardtest, evidencetest, runstoretest) against a real server:
+// (guardtest, evidencetest, runstoretest, threadstoretest) against a real server:
 // [Store.Approvals] is a [guard.Approvals], [Store.WriteLedger] a
 // [guard.WriteLedger], [Store.Evidence] an [evidence.Ledger],
-// [Store.Claims] a [runstore.Claims] and [Store.Runs] a [runstore.Store].
+// [Store.Claims] a [runstore.Claims], [Store.Runs] a [runstore.Store],
+// [Store.Audit] a [runstore.Audit] and [Store.Threads] a
+// [threadstore.Store] (conversations: react.Config.Threads, checked with
+// threadstoretest).
 //
 // # Atomicity
 //
@@ -88,7 +91,16 @@
 // stop of the run at or after the bound or any of that state was written
 // at or after it, and deleted as a whole otherwise; stopped runs older than
 // the bound and settled records of writes claimed without an approval are
-// deleted too. Set SnapshotMaxAge to at most the retention.
+// deleted too, and so are conversations nobody wrote to since the bound
+// (with their turns and their evidence; [Threads.Delete] deletes one). Set SnapshotMaxAge to at most the retention.
+//
+// # Conversations
+//
+// [Threads] keeps one message at a time per thread with a lease taken by
+// one INSERT … ON CONFLICT DO UPDATE … WHERE and named, like a running
+// write, by the Store's lease: a thread held by a process whose lease
+// expired goes to the resume of the same run only (react's
+// Loop.ReleaseThread lets a thread go).
 //
 // # Schema
 //

@@ -50,7 +50,7 @@ func openStores(ctx context.Context, dsn, role string) (storetest.Stores, error)
 		return storetest.Stores{}, err
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: s.Close}, nil
+		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Threads: s.Threads(), Close: s.Close}, nil
 }
 
 // processes returns the scenarios' processes on the test schema, with
@@ -63,9 +63,10 @@ func processes(t testing.TB) storetest.Processes {
 	}}
 }
 
-// claimsReleased waits until no live lease holds a running write or an
-// unsettled resume claim: the lease of a child killed on purpose expires a
-// lease after its last renewal, and then its claims may be taken over.
+// claimsReleased waits until no live lease holds a running write, an
+// unsettled resume claim or a thread: the lease of a child killed on
+// purpose expires a lease after its last renewal, and then its claims (and
+// threads) may be taken over.
 func claimsReleased(ctx context.Context, dsn string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -78,7 +79,8 @@ func claimsReleased(ctx context.Context, dsn string) error {
 		var n int
 		if err := conn.QueryRow(ctx, `SELECT count(*) FROM reactguard_leases l WHERE l.expires > now() AND (
 	EXISTS (SELECT 1 FROM reactguard_writes w WHERE w.owner = l.owner AND w.state = 1) OR
-	EXISTS (SELECT 1 FROM reactguard_claims c WHERE c.owner = l.owner AND NOT c.settled))`).Scan(&n); err != nil {
+	EXISTS (SELECT 1 FROM reactguard_claims c WHERE c.owner = l.owner AND NOT c.settled) OR
+	EXISTS (SELECT 1 FROM reactguard_threads th WHERE th.holder = l.owner))`).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
@@ -128,8 +130,14 @@ func TestPerson(t *testing.T) {
 	s := open(t, nil)
 	storetest.RunPerson(t, func(*testing.T) storetest.Stores {
 		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() {}}
+			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Threads: s.Threads(), Close: func() {}}
 	})
+}
+
+// A conversation across two processes on one database (see
+// storetest.Conversation).
+func TestProcesses_Conversation(t *testing.T) {
+	storetest.Conversation(t, processes(t))
 }
 
 // The crash-point harness: a process killed with SIGKILL before and after

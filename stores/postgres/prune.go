@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,10 +24,15 @@ type Pruned struct {
 	// state was pruned.
 	Approvals int
 	// Evidence are the runs whose evidence was pruned; all of their
-	// records, facts and user texts are deleted.
+	// records, facts and user texts are deleted. A thread's evidence is
+	// not a run's: it goes with its thread.
 	Evidence int
 	// Leases are leases that expired before the bound.
 	Leases int
+	// Threads are conversations last changed (a message begun, a turn
+	// committed) before the bound; each is deleted with its turns and its
+	// evidence.
+	Threads int
 }
 
 // kept selects the runs whose state Prune keeps: a run stopped at or after
@@ -60,6 +66,10 @@ const kept = `
 // write-ledger keys of writes claimed without an approval (they name no
 // run) are deleted once they settled before the bound; running and
 // uncertain keys never. Leases that expired before the bound are deleted.
+// Conversations nobody wrote to since the bound (no message begun, no turn
+// committed) are deleted with their turns and evidence ([Threads.Delete]
+// deletes one); the evidence of a thread is not pruned as a run's (its
+// keys start with the byte 0xFF, which no run id holds).
 //
 // A host that keeps snapshots outside the run store must leave a margin: a
 // snapshot's run is kept while some of its state is newer than the bound,
@@ -92,8 +102,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			}
 			*step.dst += int(tag.RowsAffected())
 		}
+		if err := tx.QueryRow(ctx, fmt.Sprintf(deleteThreads, `SELECT id FROM reactguard_threads WHERE updated < $1`), before).Scan(&p.Threads); err != nil {
+			return err
+		}
 		return tx.QueryRow(ctx, `
-WITH old AS (DELETE FROM reactguard_evidence_runs WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept) RETURNING run),
+WITH old AS (DELETE FROM reactguard_evidence_runs WHERE at < $1 AND run < '\xff'::bytea AND run NOT IN (SELECT id FROM reactguard_kept) RETURNING run),
 r AS (DELETE FROM reactguard_records WHERE run IN (SELECT run FROM old)),
 f AS (DELETE FROM reactguard_facts WHERE run IN (SELECT run FROM old)),
 u AS (DELETE FROM reactguard_user_texts WHERE run IN (SELECT run FROM old))

@@ -20,6 +20,7 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/postgres"
+	"github.com/reactguard/reactguard/threadstore"
 )
 
 var bg = context.Background()
@@ -226,8 +227,21 @@ func TestPrune(t *testing.T) {
 	must(ev.Append(bg, run, evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}))
 	must(s.Runs().Save(bg, runstore.Run{ID: run, Kind: runstore.Interrupted, Snapshot: []byte("{}"), Stopped: now}))
 
+	// Two conversations: one nobody writes to again, one continued later;
+	// both have evidence written now, which is a thread's, not a run's.
+	th, tev := s.Threads(), s.Threads().Evidence()
+	oldThread, keptThread := run+"/old-thread", run+"/kept-thread"
+	_, oldTok, err := th.Acquire(bg, oldThread, runstore.Owner{}, "r1")
+	must(err)
+	must(th.Commit(bg, oldThread, oldTok, threadstore.Turn{Index: 1, Run: "r1", Content: []byte("t")}, nil))
+	must(tev.AddUserText(bg, oldThread, "order A-1"))
+	must(tev.AddUserText(bg, keptThread, "order A-2"))
+	_, keptTok, err := th.Acquire(bg, keptThread, runstore.Owner{}, "r2")
+	must(err)
+
 	// A day later, fresh state of another run.
 	now = now.Add(24 * time.Hour)
+	must(th.Commit(bg, keptThread, keptTok, threadstore.Turn{Index: 1, Run: "r2", Content: []byte("t")}, nil))
 	fresh := run + "/fresh"
 	must(ev.Append(bg, fresh, evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"y"}`)}))
 	_, err = cl.Claim(bg, fresh, "snap")
@@ -235,8 +249,17 @@ func TestPrune(t *testing.T) {
 
 	p, err := s.Prune(bg, now.Add(-time.Hour))
 	must(err)
-	if p.Writes < 2 || p.Runs < 1 || p.Claims < 1 || p.Approvals < 1 || p.Evidence < 1 {
-		t.Fatalf("Prune = %+v; want the settled writes, the run, the claim, the approval and the evidence pruned", p)
+	if p.Writes < 2 || p.Runs < 1 || p.Claims < 1 || p.Approvals < 1 || p.Evidence < 1 || p.Threads < 1 {
+		t.Fatalf("Prune = %+v; want the settled writes, the run, the claim, the approval, the evidence and the thread pruned", p)
+	}
+	if _, ok, _ := th.Get(bg, oldThread); ok {
+		t.Error("the old conversation survives Prune")
+	}
+	if said, _ := tev.UserSaid(bg, oldThread, "A-1"); said {
+		t.Error("the old conversation's evidence survives Prune")
+	}
+	if said, _ := tev.UserSaid(bg, keptThread, "A-2"); !said {
+		t.Error("Prune deleted, as a run's, the evidence of a conversation that goes on")
 	}
 	for _, k := range []struct {
 		key  string

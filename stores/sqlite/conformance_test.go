@@ -9,6 +9,8 @@ import (
 	"github.com/reactguard/reactguard/guard/guardtest"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/runstore/runstoretest"
+	"github.com/reactguard/reactguard/threadstore"
+	"github.com/reactguard/reactguard/threadstore/threadstoretest"
 )
 
 // Every conformance suite against one store on a real server; the suites
@@ -47,5 +49,14 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("Audit", func(t *testing.T) {
 		runstoretest.RunAudit(t, func() runstore.Audit { return s.Audit() })
+	})
+	t.Run("Threads", func(t *testing.T) {
+		threadstoretest.Run(t, func() threadstore.Store { return s.Threads() })
+	})
+	t.Run("ThreadsTakeover", func(t *testing.T) {
+		threadstoretest.RunTakeover(t, func(t *testing.T) threadstoretest.Holders {
+			first := openAt(t, s.Path(), nil)
+			return threadstoretest.Holders{First: first.Threads(), Second: s.Threads(), End: func() { _ = first.Close() }}
+		})
 	})
 }

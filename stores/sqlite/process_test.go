@@ -20,7 +20,7 @@ func openStores(ctx context.Context, path, _ string) (storetest.Stores, error) {
 		return storetest.Stores{}, err
 	}
 	return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() { _ = s.Close() }}, nil
+		Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Threads: s.Threads(), Close: func() { _ = s.Close() }}, nil
 }
 
 // processes returns the scenarios' processes on a new file: the first
@@ -66,8 +66,18 @@ func TestPerson(t *testing.T) {
 	s := open(t, nil)
 	storetest.RunPerson(t, func(*testing.T) storetest.Stores {
 		return storetest.Stores{Ledger: s.Evidence(), Approvals: s.Approvals(), WriteLedger: s.WriteLedger(),
-			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Close: func() {}}
+			Claims: s.Claims(), Runs: s.Runs(), Audit: s.Audit(), Threads: s.Threads(), Close: func() {}}
 	})
+}
+
+// A conversation across two processes on one SQLite file (see
+// storetest.Conversation): the order id of message 1 is a user-given
+// source in message 3 in the other process, an invented one is refused,
+// the refund approved in message 2 runs once, messages to a busy thread
+// are refused, and a process killed while it answers leaves the thread to
+// the next message.
+func TestProcesses_Conversation(t *testing.T) {
+	storetest.Conversation(t, processes(t))
 }
 
 // The crash-point harness: a process killed with SIGKILL before and after

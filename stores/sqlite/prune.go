@@ -22,8 +22,13 @@ type Pruned struct {
 	// state was pruned.
 	Approvals int
 	// Evidence are the runs whose evidence was pruned; all of their
-	// records, facts and user texts are deleted.
+	// records, facts and user texts are deleted. A thread's evidence is
+	// not a run's: it goes with its thread.
 	Evidence int
+	// Threads are conversations last changed (a message begun, a turn
+	// committed) before the bound; each is deleted with its turns and its
+	// evidence.
+	Threads int
 }
 
 // kept selects the runs whose state Prune keeps (see Prune).
@@ -52,7 +57,11 @@ const kept = `
 // bound are deleted ([Runs.Expire]): their snapshots have expired. Settled
 // write-ledger keys of writes claimed without an approval (they name no
 // run) are deleted once they settled before the bound; running and
-// uncertain keys never.
+// uncertain keys never. Conversations nobody wrote to since the bound (no
+// message begun, no turn committed) are deleted with their turns and
+// evidence ([Threads.Delete] deletes one); the evidence of a thread is not
+// pruned as a run's (its keys start with the byte 0xFF, which no run id
+// holds).
 //
 // A host that keeps snapshots outside the run store must leave a margin: a
 // snapshot's run is kept while some of its state is newer than the bound,
@@ -68,7 +77,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 			`CREATE TEMP TABLE reactguard_kept AS ` + kept,
 			`CREATE TEMP TABLE IF NOT EXISTS reactguard_old (run BLOB PRIMARY KEY)`,
 			`DELETE FROM temp.reactguard_old`,
-			`INSERT INTO temp.reactguard_old SELECT run FROM reactguard_evidence_runs WHERE at < ?1 AND run NOT IN (SELECT id FROM temp.reactguard_kept)`,
+			`INSERT INTO temp.reactguard_old SELECT run FROM reactguard_evidence_runs WHERE at < ?1 AND run < x'ff' AND run NOT IN (SELECT id FROM temp.reactguard_kept)`,
 		} {
 			if _, err := tx.ExecContext(ctx, q, b); err != nil {
 				return err
@@ -102,11 +111,37 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `DROP TABLE temp.reactguard_kept`)
+		threads, err := ids(ctx, tx, `SELECT id FROM reactguard_threads WHERE updated < ?`, b)
+		if err != nil {
+			return err
+		}
+		p.Threads = len(threads)
+		if err := deleteThreads(ctx, tx, threads); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DROP TABLE temp.reactguard_kept`)
 		return err
 	})
 	if err != nil {
 		return Pruned{}, schemaErr(ctx, "prune", err)
 	}
 	return p, nil
+}
+
+// ids returns the single BLOB column of the rows of q.
+func ids(ctx context.Context, tx *sql.Tx, q string, args ...any) ([][]byte, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	var out [][]byte
+	for rows.Next() {
+		var id []byte
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }

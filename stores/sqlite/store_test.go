@@ -19,6 +19,7 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/sqlite"
+	"github.com/reactguard/reactguard/threadstore"
 )
 
 var bg = context.Background()
@@ -207,14 +208,25 @@ func TestPrune(t *testing.T) {
 	must(err)
 	must(ev.Append(bg, run, evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}))
 	must(s.Runs().Save(bg, runstore.Run{ID: run, Kind: runstore.Interrupted, Snapshot: []byte("{}"), Stopped: now}))
+	// Two conversations: one nobody writes to again, one continued later;
+	// both have evidence written now, which is a thread's, not a run's.
+	th, tev := s.Threads(), s.Threads().Evidence()
+	_, oldTok, err := th.Acquire(bg, "old-thread", runstore.Owner{}, "r1")
+	must(err)
+	must(th.Commit(bg, "old-thread", oldTok, threadstore.Turn{Index: 1, Run: "r1", Content: []byte("t")}, nil))
+	must(tev.AddUserText(bg, "old-thread", "order A-1"))
+	must(tev.AddUserText(bg, "kept-thread", "order A-2"))
+	_, keptTok, err := th.Acquire(bg, "kept-thread", runstore.Owner{}, "r2")
+	must(err)
 	now = now.Add(24 * time.Hour)
+	must(th.Commit(bg, "kept-thread", keptTok, threadstore.Turn{Index: 1, Run: "r2", Content: []byte("t")}, nil))
 	must(ev.Append(bg, "fresh", evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"y"}`)}))
 	_, err = cl.Claim(bg, "fresh", "snap")
 	must(err)
 
 	p, err := s.Prune(bg, now.Add(-time.Hour))
 	must(err)
-	want := sqlite.Pruned{Writes: 2, Runs: 1, Claims: 1, Approvals: 1, Evidence: 1}
+	want := sqlite.Pruned{Writes: 2, Runs: 1, Claims: 1, Approvals: 1, Evidence: 1, Threads: 1}
 	if p != want {
 		t.Fatalf("Prune = %+v; want %+v", p, want)
 	}
@@ -236,6 +248,15 @@ func TestPrune(t *testing.T) {
 	}
 	if has, _ := ev.HasValue(bg, "fresh", "t", "id", "y"); !has {
 		t.Error("Prune deleted the evidence of a fresh run")
+	}
+	if _, ok, _ := th.Get(bg, "old-thread"); ok {
+		t.Error("the old conversation survives Prune")
+	}
+	if said, _ := tev.UserSaid(bg, "old-thread", "A-1"); said {
+		t.Error("the old conversation's evidence survives Prune")
+	}
+	if said, _ := tev.UserSaid(bg, "kept-thread", "A-2"); !said {
+		t.Error("Prune deleted, as a run's, the evidence of a conversation that goes on")
 	}
 }
 

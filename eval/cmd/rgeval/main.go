@@ -1,9 +1,9 @@
-// Command rgeval runs reactguard's evaluation set (seed 003: forty
-// labelled cases in six categories) and prints the report by category and
-// layer, with denominators:
+// Command rgeval runs reactguard's evaluation set (the labelled cases in
+// six categories of docs/evaluation.md) and prints the report by category
+// and layer, with denominators:
 //
-//	go run ./eval/cmd/rgeval                 # every case with its scripted model
-//	go run ./eval/cmd/rgeval -strict         # exit 1 unless all pass end to end (make eval)
+//	go run ./eval/cmd/rgeval                 # every case with its scripted model, and its misbehaving variants
+//	go run ./eval/cmd/rgeval -strict         # exit 1 unless all pass end to end and every variant is caught (make eval)
 //	go run ./eval/cmd/rgeval -cases ./mycases -format json
 //
 // This command is part of the core module, which carries no model SDK, so

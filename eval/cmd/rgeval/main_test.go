@@ -13,6 +13,7 @@ func TestCommand(t *testing.T) {
 	code := command().Run(context.Background(), []string{"-strict", "-category", "normal_success"}, &out, &errb)
 	assert.Equal(t, 0, code, errb.String())
 	assert.Contains(t, out.String(), "| **all** | 7 | 7/7 (100.0%)")
+	assert.Contains(t, out.String(), "## Misbehaving variants", "the scripted command runs the misbehaving variants too")
 
 	out.Reset()
 	errb.Reset()

@@ -1,5 +1,5 @@
-// Command rgeval runs reactguard's evaluation set (seed 003: forty
-// labelled cases in six categories, package eval of the core module)
+// Command rgeval runs reactguard's evaluation set (the labelled cases in
+// six categories of docs/evaluation.md, package eval of the core module)
 // against a real model behind any OpenAI-compatible endpoint — OpenAI
 // itself, or a local Ollama, vLLM, LM Studio or llama.cpp server — and
 // prints the same report as the scripted run: by category and layer, with
@@ -13,8 +13,10 @@
 //	OPENAI_BASE_URL=https://api.openai.com/v1/ OPENAI_API_KEY=sk-... OPENAI_MODEL=gpt-4.1-mini go run ./cmd/rgeval -model openai -json report.json
 //
 // -model scripted runs each case's own script instead (no endpoint
-// needed); -cases dir runs your own cases; -h lists every flag (they are
-// eval.Command's).
+// needed); -cases dir runs your own cases; -judge openai also has a model
+// review every final answer against the evidence with eval.DefaultRubric
+// (OPENAI_JUDGE_MODEL, default OPENAI_MODEL), reported apart from the
+// deterministic checks; -h lists every flag (they are eval.Command's).
 package main
 
 import (
@@ -43,6 +45,8 @@ Set:
                    http://localhost:8000/v1/ (vLLM), https://api.openai.com/v1/
   OPENAI_MODEL     the model name (default ` + defaultModel + `); it must support tool calls
   OPENAI_API_KEY   the key, if the endpoint needs one (local servers usually do not)
+  OPENAI_JUDGE_MODEL  the model that reviews the answers with -judge openai
+                   (default OPENAI_MODEL)
 
 Then:
   go run ./cmd/rgeval -model openai [-json report.json] [-category business_unmet] [-cases dir]
@@ -61,19 +65,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // command is the evaluation command with the openai model.
 func command(getenv func(string) string) eval.Command {
+	model := func(name string) (react.Model, string, error) {
+		base := getenv("OPENAI_BASE_URL")
+		if base == "" {
+			return nil, "", eval.Unconfigured(help)
+		}
+		key := cmp.Or(getenv("OPENAI_API_KEY"), "unused") // local servers ignore it; the SDK wants one
+		client := oai.NewClient(option.WithBaseURL(base), option.WithAPIKey(key))
+		return openai.New(client, name, nil), name + " at " + base, nil
+	}
 	return eval.Command{
 		Name:         "rgeval",
 		DefaultModel: "openai",
 		Models: map[string]eval.ModelFactory{
 			"openai": func(context.Context) (react.Model, string, error) {
-				base := getenv("OPENAI_BASE_URL")
-				if base == "" {
-					return nil, "", eval.Unconfigured(help)
+				return model(cmp.Or(getenv("OPENAI_MODEL"), defaultModel))
+			},
+		},
+		Judges: map[string]eval.JudgeFactory{
+			"openai": func(context.Context) (eval.Judge, string, error) {
+				m, name, err := model(cmp.Or(getenv("OPENAI_JUDGE_MODEL"), getenv("OPENAI_MODEL"), defaultModel))
+				if err != nil {
+					return nil, "", err
 				}
-				name := cmp.Or(getenv("OPENAI_MODEL"), defaultModel)
-				key := cmp.Or(getenv("OPENAI_API_KEY"), "unused") // local servers ignore it; the SDK wants one
-				client := oai.NewClient(option.WithBaseURL(base), option.WithAPIKey(key))
-				return openai.New(client, name, nil), name + " at " + base, nil
+				return eval.ModelJudge(m), name, nil
 			},
 		},
 	}

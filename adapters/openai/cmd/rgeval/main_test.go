@@ -163,7 +163,7 @@ func TestCommandAgainstReplayServer(t *testing.T) {
 	require.Equal(t, 0, code, "stderr: %s", stderr.String())
 	out := stdout.String()
 	assert.Contains(t, out, "model qwen3:8b at "+srv.URL)
-	assert.Contains(t, out, "| 6 final integration | 7 | 7/7 (100.0%)")
+	assert.Contains(t, out, "| 6 final integration | 10 | 10/10 (100.0%)")
 }
 
 // An endpoint that fails every request: each case records the model

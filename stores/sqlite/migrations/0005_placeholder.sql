@@ -1,2 +1,0 @@
--- Placeholder for schema version 5, which another change of this release
--- defines; it holds no statement here, so that versions run without a gap.

@@ -59,8 +59,8 @@ fuzz:
 eval:
 	@echo "== make eval"
 	@out=$$(mktemp); trap 'rm -f $$out' EXIT; \
-		go run ./eval/cmd/rgeval -strict > $$out || { cat $$out; exit 1; }; \
-		grep -E '^\| \*\*all\*\*|flagged exactly' $$out
+		go run ./eval/cmd/rgeval -strict -tasks > $$out || { cat $$out; exit 1; }; \
+		grep -E '^\| \*\*all\*\*|flagged exactly|task cases passed' $$out
 
 ## cover: statement coverage per package of the core module.
 cover:

@@ -84,6 +84,20 @@ const (
 	// OutputValueInvalid: the value of a typed output (one declared with a
 	// schema, such as react.OutputsOf infers) does not match its schema.
 	OutputValueInvalid Code = 42260
+	// ParamProvenanceStepMissing: a parameter must come from an output of
+	// an earlier step of the task, and the step did not hand that output
+	// on (it did not run, or did not verify the value).
+	ParamProvenanceStepMissing Code = 42271
+	// StepNotSatisfied: builtin_node_finish while the step's verifier does
+	// not find the step satisfied (a step counts only once verified:
+	// docs/tasks.md).
+	StepNotSatisfied Code = 42272
+	// AnswerClaimsUnverified: the task's answer states a fact that comes
+	// from a step that was not verified.
+	AnswerClaimsUnverified Code = 42273
+	// AnswerOmitsMissing: the task's answer does not say what the task's
+	// partial-success rule requires it to say about a missing step.
+	AnswerOmitsMissing Code = 42274
 )
 
 // Execution layer: the tool ran (or was attempted) and failed.
@@ -130,6 +144,11 @@ const (
 	// ToolResultEmpty: the result is empty and the tool's contract does not
 	// accept an empty answer.
 	ToolResultEmpty Code = 20401
+	// ToolBlocked: the tool reached a wall instead of the content — a
+	// captcha, a login page, a rate-limit page — which its contract
+	// recognises (a captcha page is blocked, never a successful
+	// body: docs/observation-contract.md).
+	ToolBlocked Code = 42270
 )
 
 type info struct {
@@ -166,6 +185,10 @@ var table = map[Code]info{
 	OutputValueMismatch:          {"OUTPUT_VALUE_MISMATCH", LayerCall, ClassNone, "source check failed: the value of output {key} differs from {ref}"},
 	FinishOutputsMissing:         {"FINISH_OUTPUTS_MISSING", LayerCall, ClassNone, "required outputs are not written: {keys}"},
 	OutputValueInvalid:           {"OUTPUT_VALUE_INVALID", LayerCall, ClassNone, "the value of output {key} is not a valid {type}: {detail}"},
+	ParamProvenanceStepMissing:   {"PARAM_PROVENANCE_STEP_MISSING", LayerCall, ClassNone, "{param} of {tool} must come from {source}, which this step did not receive"},
+	StepNotSatisfied:             {"STEP_NOT_SATISFIED", LayerCall, ClassNone, "the step is not verified as done: it is {status}: {detail}"},
+	AnswerClaimsUnverified:       {"ANSWER_CLAIMS_UNVERIFIED", LayerCall, ClassNone, "the answer states {value}, which comes from step {step}, and that step is {status}"},
+	AnswerOmitsMissing:           {"ANSWER_OMITS_MISSING", LayerCall, ClassNone, "the answer does not say that {step} is missing ({status}): it must say {text}"},
 
 	ToolError:          {"TOOL_ERROR", LayerExecution, ClassUnknown, "{tool} failed: {detail}"},
 	MCPToolError:       {"MCP_TOOL_ERROR", LayerExecution, ClassUnknown, "MCP tool {tool} reported an error: {detail}"},
@@ -183,6 +206,7 @@ var table = map[Code]info{
 
 	ToolBusinessFailed: {"TOOL_BUSINESS_FAILED", LayerBusiness, ClassBusinessRejected, "business failure [{code}]: {detail}"},
 	ToolResultEmpty:    {"TOOL_RESULT_EMPTY", LayerBusiness, ClassEmpty, "{tool} returned an empty result, which its contract does not accept"},
+	ToolBlocked:        {"TOOL_BLOCKED", LayerBusiness, ClassBusinessRejected, "{tool} answered with {wall}, not with its content: {detail}"},
 }
 
 var (

@@ -86,11 +86,13 @@ type ToolSpec struct {
 }
 
 // ParamSource is a parameter's provenance: from "user", or from "result"
-// (Tool, Field), or "free".
+// (Tool, Field), or from "step" (Step, Field: an output an earlier step of
+// a task verified), or "free".
 type ParamSource struct {
 	From  string `json:"from"`
 	Tool  string `json:"tool,omitempty"`
 	Field string `json:"field,omitempty"`
+	Step  string `json:"step,omitempty"`
 }
 
 // RetrySpec is a tool's retry policy, without delays (the harness never
@@ -106,6 +108,9 @@ type ContractSpec struct {
 	// itself ("no invoice is overdue": evidence, and a 0 in the final
 	// answer is grounded by it).
 	Empty string `json:"empty,omitempty"`
+	// BusinessSpec holds freshness, paging, pending jobs, walls and
+	// provenance (its fields are the contract's own in JSON).
+	BusinessSpec
 	// BusinessCode, when set, reads bodies {"code": n, "message": "…"}:
 	// a code other than 0 is a business failure whose downstream code is
 	// BusinessCode.n.

@@ -70,10 +70,12 @@ type JudgeFactory func(ctx context.Context) (judge Judge, name string, err error
 //	-lang en|zh      the language of every text the model sees
 //	-timeout d       bound each case (default 5m; 0: none)
 //	-strict          exit 1 unless every case passed end to end (and every
-//	                 misbehaving variant, when they run)
+//	                 misbehaving variant, when they run, and every task case
+//	                 with -tasks)
 //	-variants        also run every case's misbehaving variants (default
 //	                 true with the scripted model)
 //	-judge name      review the answers with a judge of Judges (off by default)
+//	-tasks           also run the tasks of several steps (eval/tasks)
 //	-v               write the loop's events to stderr
 func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := c.Name
@@ -103,6 +105,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	variants := fs.Bool("variants", true, "also run the cases' misbehaving variants and check that the runtime protected the user (scripted model only)")
 	judge := fs.String("judge", "", "review the final answers with this judge ("+strings.Join(judgeNames(c.Judges), ", ")+"); off when empty")
 	verbose := fs.Bool("v", false, "write the loop's events to stderr")
+	tasks := fs.Bool("tasks", false, "also run the built-in tasks of several steps (eval/tasks) and report them after the cases")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "usage: %s [flags]\n\nRuns reactguard's evaluation set (docs/evaluation.md) and prints the report.\n\n", name)
 		fs.PrintDefaults()
@@ -146,6 +149,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 
 	opts.ModelName = "scripted"
+	var taskModel react.Model // nil: each task case's script
 	if *model != "scripted" {
 		factory, ok := c.Models[*model]
 		if !ok {
@@ -163,7 +167,7 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 			return 3
 		}
 		opts.Model = func(*Case) react.Model { return m }
-		opts.ModelName = label
+		opts.ModelName, taskModel = label, m
 	}
 	opts.Variants = *variants && *model == "scripted"
 	if *judge != "" {
@@ -212,7 +216,20 @@ func (c Command) Run(ctx context.Context, args []string, stdout, stderr io.Write
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 3
 	}
-	if *strict && !rep.Passed() {
+	tasksPassed := true
+	if *tasks {
+		results := RunTasks(ctx, BuiltinTasks(), taskModel)
+		if *format == "markdown" {
+			if err := WriteTasksMarkdown(stdout, results); err != nil {
+				_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
+				return 3
+			}
+		}
+		for _, r := range results {
+			tasksPassed = tasksPassed && r.Passed
+		}
+	}
+	if *strict && (!rep.Passed() || !tasksPassed) {
 		_, _ = fmt.Fprintf(stderr, "%s: %d of %d cases passed end to end", name, rep.Total.EndToEnd.Passed, rep.Total.EndToEnd.Total)
 		if rep.Variants != nil {
 			passed := 0

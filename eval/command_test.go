@@ -75,6 +75,7 @@ func TestCommand(t *testing.T) {
 		{"extra argument", []string{"extra"}, 2, "", "unexpected arguments", ""},
 		{"cases that do not load", []string{"-cases", t.TempDir()}, 2, "", "no *.json case", ""},
 		{"help", []string{"-h"}, 0, "", "usage: rgeval", ""},
+		{"tasks of several steps", []string{"-strict", "-tasks", "-case", "normal-01-order-status"}, 0, "11/11 task cases passed.", "", "the task cases after the cases"},
 		{"chinese, verbose", []string{"-lang", "zh", "-v", "-case", "normal-05-follow-up"}, 0, "| **all** | 1 | 1/1", "REACT node_started", "the texts the model sees are Chinese; the loop's events on stderr"},
 	}
 	for _, tt := range tests {

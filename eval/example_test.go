@@ -25,11 +25,11 @@ func ExampleRun() {
 	fmt.Println("business layer:", t.Business)
 	fmt.Println("end to end:", t.EndToEnd)
 	// Output:
-	// cases: 48
-	// call layer: 48/48 (100.0%)
-	// execution layer: 48/48 (100.0%)
-	// business layer: 48/48 (100.0%)
-	// end to end: 48/48 (100.0%)
+	// cases: 52
+	// call layer: 52/52 (100.0%)
+	// execution layer: 52/52 (100.0%)
+	// business layer: 52/52 (100.0%)
+	// end to end: 52/52 (100.0%)
 }
 
 // A case of your own, as a file among others in a directory: one read

@@ -228,7 +228,7 @@ func (c *Case) execute(ctx context.Context, model react.Model, opts Options) *ru
 		observer = react.Observers(observer, opts.Metrics)
 	}
 	var clock fixedClock
-	guards := &guard.Options{Retry: guard.RetryOptions{Sleep: noSleep}}
+	guards := &guard.Options{Retry: guard.RetryOptions{Sleep: noSleep}, Now: guardNow}
 	cfg := react.Config{
 		Model:        model,
 		Tools:        f.catalog,
@@ -310,6 +310,14 @@ func turns(ms []react.Message) int {
 }
 
 func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
+// Epoch is the time the guards of an evaluation run read (the fetch time
+// of results whose contract names none, the "now" a result's age is
+// measured at), so that reports are deterministic: a case dates its
+// results relative to it.
+var Epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func guardNow() time.Time { return Epoch }
 
 // fixedClock advances one millisecond per reading, so durations in events
 // are deterministic.

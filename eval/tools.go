@@ -235,10 +235,15 @@ func (p ParamSource) source() (tool.Source, error) {
 			return tool.Source{}, errors.New(`from "result" needs tool and field`)
 		}
 		return tool.Result(p.Tool, p.Field), nil
+	case "step":
+		if p.Step == "" || p.Field == "" {
+			return tool.Source{}, errors.New(`from "step" needs step and field`)
+		}
+		return tool.Step(p.Step, p.Field), nil
 	case "free", "":
 		return tool.Free(), nil
 	}
-	return tool.Source{}, fmt.Errorf("from %q (want user, result or free)", p.From)
+	return tool.Source{}, fmt.Errorf("from %q (want user, result, step or free)", p.From)
 }
 
 func (e *ErrorSpec) err() (error, error) {
@@ -300,6 +305,9 @@ func (c *ContractSpec) contract() (*tool.Contract, error) {
 		out.Empty = tool.EmptyAnswers
 	default:
 		return nil, fmt.Errorf("empty %q (want allowed, fails or answer)", c.Empty)
+	}
+	if err := c.apply(out); err != nil {
+		return nil, err
 	}
 	if c.BusinessCode != "" {
 		out.Business = reacttest.BusinessCodeContract(c.BusinessCode).Business

@@ -9,7 +9,10 @@
 // evidence guard (package guard) appends one record per attempt; a call that
 // failed and then succeeded on retry keeps both records, the first failure
 // first, so the trace tells what happened (a trace keeps the first
-// failure).
+// failure). Each record carries its [Provenance]: when the result was
+// fetched, from where, the object and its data version, a write's voucher
+// and idempotency key. [StepRef] names the record in which a run holds
+// the verified outputs of an earlier step of a task.
 //
 // # Ledger
 //

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/internal/jsonvalid"
@@ -36,6 +39,82 @@ type Record struct {
 	Attempt int `json:"attempt"`
 	// Round is the loop round.
 	Round int `json:"round"`
+	// Provenance says when, from where and in which version the result
+	// was obtained. The zero value says nothing (records of ledgers and
+	// snapshots written before it existed read so).
+	Provenance Provenance `json:"provenance,omitzero"`
+}
+
+// Provenance is when, from where and in which version a tool's result was
+// obtained: the three layers of success (docs/evaluation.md) ask that "a search result keep its source address
+// and fetch time, a database result its object id and data version, a
+// write its business voucher and idempotency key; without a verifiable
+// voucher the final layer can hardly judge whether a result may serve as
+// the task's evidence". A tool's contract says what it knows
+// (tool.Contract.Provenance); the evidence guard fills in the fetch time
+// (when the tool declares none: the time it recorded the attempt) and a
+// write's idempotency key. Every field is optional; the zero value says
+// nothing.
+type Provenance struct {
+	// FetchedAt is when the data was fetched from its source: for a cache
+	// hit, when the cache was filled. The zero time means unknown.
+	FetchedAt time.Time `json:"fetched_at,omitzero"`
+	// Source is where the data came from: a URL, a system, a database.
+	Source string `json:"source,omitempty"`
+	// ObjectID identifies the object the result is about (a row id, an
+	// order number).
+	ObjectID string `json:"object_id,omitempty"`
+	// Version is the object's data version (a revision, an ETag, an
+	// update sequence).
+	Version string `json:"version,omitempty"`
+	// Voucher is the business receipt a write returned (a confirmation
+	// number, a transaction id).
+	Voucher string `json:"voucher,omitempty"`
+	// IdempotencyKey is the key a write was executed under (the write
+	// gate's), so that the write can be verified by it.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// MaxProvenanceText bounds, in bytes, each text field of a [Provenance]
+// that [Provenance.Clean] keeps.
+const MaxProvenanceText = 2048
+
+// IsZero reports whether p says nothing.
+func (p Provenance) IsZero() bool { return p == Provenance{} }
+
+// Clean returns p fit to be stored and sealed by every ledger: each text
+// valid UTF-8 (invalid sequences replaced by U+FFFD), without NUL bytes,
+// at most [MaxProvenanceText] bytes (cut at a rune boundary); FetchedAt
+// in UTC, rounded to the microsecond (what PostgreSQL keeps), and zero
+// when it lies outside the years 1000 to 9999. Provenance comes from tool
+// results, which nothing else bounds.
+func (p Provenance) Clean() Provenance {
+	p.Source, p.ObjectID, p.Version = cleanText(p.Source), cleanText(p.ObjectID), cleanText(p.Version)
+	p.Voucher, p.IdempotencyKey = cleanText(p.Voucher), cleanText(p.IdempotencyKey)
+	if y := p.FetchedAt.Year(); p.FetchedAt.IsZero() || y < 1000 || y > 9999 {
+		p.FetchedAt = time.Time{}
+	} else {
+		p.FetchedAt = p.FetchedAt.UTC().Round(time.Microsecond)
+	}
+	return p
+}
+
+// cleanText is Provenance.Clean for one text.
+func cleanText(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "")
+	}
+	if len(s) > MaxProvenanceText {
+		cut := MaxProvenanceText
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
 }
 
 // Errors returned by [Ledger.Append] (wrapped; test with [errors.Is]).
@@ -81,7 +160,8 @@ func Check(r Record) error {
 type Ledger interface {
 	// Append records one executed attempt. It refuses records that [Check]
 	// refuses. Appending the same (CallID, Attempt) twice keeps the first
-	// and returns nil.
+	// and returns nil. It stores the record's Provenance as
+	// [Provenance.Clean] returns it, and every read returns it so.
 	Append(ctx context.Context, run string, r Record) error
 	// Records returns the run's records in the order appended, every
 	// attempt included: a retried call keeps its first failure before the
@@ -114,6 +194,19 @@ type Ledger interface {
 	// implementation; an empty value is never said.
 	UserSaid(ctx context.Context, run, value string) (bool, error)
 }
+
+// StepPrefix starts the call id and the tool name under which a run's
+// ledger holds the verified outputs of an earlier step of a task (see
+// [StepRef]). No catalog tool may have a name that starts with it.
+const StepPrefix = "step:"
+
+// StepRef returns the call id, and the tool name, of the record in which a
+// run's ledger holds the outputs that the earlier task step step verified
+// and handed on: one successful record whose payload is a JSON object of
+// those outputs by key. The run that receives them writes it before its
+// first model turn (react.WithInputs); the parameter contract reads it for
+// a tool.Step source, and builtin_output_set accepts it as a sourceRef.
+func StepRef(step string) string { return StepPrefix + step }
 
 // Snapshot is a run's evidence in a form that serialises to JSON, so that a
 // loop can persist a suspended run and restore it in another process. Its

@@ -188,6 +188,7 @@ func (m *Memory) Append(_ context.Context, run string, r Record) error {
 	if r.Payload != nil {
 		r.Payload = slices.Clone(r.Payload)
 	}
+	r.Provenance = r.Provenance.Clean()
 	st := m.run(run, true)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -473,6 +474,7 @@ func (m *Memory) Import(_ context.Context, run string, s Snapshot) error {
 		if r.Payload != nil {
 			r.Payload = slices.Clone(r.Payload)
 		}
+		r.Provenance = r.Provenance.Clean()
 		recs[i] = r
 	}
 	st := m.run(run, true)

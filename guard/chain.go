@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"time"
+
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/prompt"
@@ -55,6 +57,9 @@ type Options struct {
 	// MaxDetail is [ResponseContractOptions.MaxDetail]; 0 means
 	// [DefaultMaxDetail].
 	MaxDetail int
+	// Now is the clock of the evidence guard's fetch times and of the
+	// response contract's result ages; nil means time.Now.
+	Now func() time.Time
 }
 
 // Default returns the default guard chain, outermost first, ready for
@@ -103,7 +108,7 @@ func Default(opts *Options) []invoker.Interceptor {
 			Ledger:          opts.Ledger,
 		}),
 		Retry(opts.Retry),
-		Evidence(EvidenceOptions{Ledger: opts.Ledger, MaxPayload: opts.MaxPayload, Offload: opts.Offload}),
-		ResponseContract(ResponseContractOptions{Catalog: opts.Catalog, MaxDetail: opts.MaxDetail}),
+		Evidence(EvidenceOptions{Ledger: opts.Ledger, MaxPayload: opts.MaxPayload, Offload: opts.Offload, Now: opts.Now}),
+		ResponseContract(ResponseContractOptions{Catalog: opts.Catalog, MaxDetail: opts.MaxDetail, Now: opts.Now}),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/internal/jsonvalid"
@@ -43,6 +44,9 @@ type EvidenceOptions struct {
 	// than MaxPayload; its reference is stored in the record. Nil keeps
 	// only the reduced payload.
 	Offload Offload
+	// Now is the clock of a record's fetch time when the tool's contract
+	// declares none; nil means time.Now.
+	Now func() time.Time
 }
 
 // Evidence returns the evidence guard (see the package documentation for
@@ -53,7 +57,11 @@ type EvidenceOptions struct {
 // not JSON), outcome, code, the payload's JSON (the
 // observation's data; a [json.RawMessage] is kept as is, other values are
 // encoded, nil or an unencodable value stores none), attempt
-// (call.Attempt, at least 1) and round. REJECTED and DEFERRED observations
+// (call.Attempt, at least 1), round and provenance: what the tool's
+// Contract.Provenance says of a SUCCESS's result (a panic there says
+// nothing), with the fetch time set to the guard's clock when the contract
+// gives none, and the write gate's idempotency key (call.IdempotencyKey),
+// cleaned by evidence.Provenance.Clean. REJECTED and DEFERRED observations
 // — the call did not run — and errors from next are passed on unrecorded.
 // The observation is returned unchanged. Each recorded attempt is also
 // noted in call.Execution (when set): the first attempt's verdict, the
@@ -75,9 +83,12 @@ func Evidence(opts EvidenceOptions) invoker.Interceptor {
 	if opts.Ledger == nil {
 		panic("guard.Evidence: EvidenceOptions.Ledger is nil")
 	}
-	ev := &evidenceGuard{ledger: opts.Ledger, max: opts.MaxPayload, offload: opts.Offload}
+	ev := &evidenceGuard{ledger: opts.Ledger, max: opts.MaxPayload, offload: opts.Offload, now: opts.Now}
 	if ev.max == 0 {
 		ev.max = DefaultMaxPayload
+	}
+	if ev.now == nil {
+		ev.now = time.Now
 	}
 	return ev.intercept
 }
@@ -86,6 +97,7 @@ type evidenceGuard struct {
 	ledger  evidence.Ledger
 	max     int
 	offload Offload
+	now     func() time.Time
 }
 
 func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next invoker.Handler) (observation.Observation, error) {
@@ -105,6 +117,7 @@ func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next 
 		Code:        obs.Code(),
 		Attempt:     max(call.Attempt, 1),
 		Round:       call.Round,
+		Provenance:  ev.provenance(&call, obs),
 	}
 	payload := encodePayload(obs.Data())
 	if _, raw := obs.Data().(json.RawMessage); payload != nil && !raw {
@@ -137,7 +150,37 @@ func (ev *evidenceGuard) intercept(ctx context.Context, call invoker.Call, next 
 		return observation.Observation{}, fmt.Errorf("guard: evidence: record call %q attempt %d: %w", call.ID, r.Attempt, err)
 	}
 	call.Execution.Executed(fp, r.Outcome, r.Code)
+	call.Execution.NoteProvenance(r.Provenance)
 	return obs, nil
+}
+
+// provenance is the provenance of the attempt that produced obs: what the
+// tool's contract says of a successful result, the fetch time (the
+// guard's clock when the contract gives none) and the write gate's
+// idempotency key, cleaned for every ledger.
+func (ev *evidenceGuard) provenance(call *invoker.Call, obs observation.Observation) evidence.Provenance {
+	var p evidence.Provenance
+	if t := call.Tool; obs.Outcome() == outcome.Success && t != nil && t.Contract != nil && t.Contract.Provenance != nil {
+		p = contractProvenance(t.Contract.Provenance, obs.Data())
+	}
+	if p.FetchedAt.IsZero() {
+		p.FetchedAt = ev.now()
+	}
+	if call.IdempotencyKey != "" {
+		p.IdempotencyKey = call.IdempotencyKey
+	}
+	return p.Clean()
+}
+
+// contractProvenance calls a contract's Provenance; a panic (host code
+// meeting a result it did not expect) gives nothing.
+func contractProvenance(f func(any) evidence.Provenance, data any) (p evidence.Provenance) {
+	defer func() {
+		if recover() != nil {
+			p = evidence.Provenance{}
+		}
+	}()
+	return f(data)
 }
 
 // resultJSON returns the JSON of obs's payload as encodePayload does,

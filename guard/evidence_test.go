@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,7 +107,8 @@ func TestEvidence_FirstFailureKeptAfterRetry(t *testing.T) {
 func TestEvidence_RecordFields(t *testing.T) {
 	l := evidence.NewMemory()
 	call := evCall("c7", 0)
-	_, err := guard.Evidence(guard.EvidenceOptions{Ledger: l})(context.Background(), call,
+	at := time.Date(2025, 5, 4, 3, 2, 1, 0, time.UTC)
+	_, err := guard.Evidence(guard.EvidenceOptions{Ledger: l, Now: func() time.Time { return at }})(context.Background(), call,
 		evAnswer(observation.Success("ok", struct {
 			ID string `json:"id"`
 		}{"s-1"}), nil))
@@ -117,8 +119,8 @@ func TestEvidence_RecordFields(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, evidence.Record{
 		CallID: "c7", Tool: "get_site", Fingerprint: fp, Outcome: outcome.Success,
-		Payload: json.RawMessage(`{"id":"s-1"}`), Attempt: 1, Round: 3,
-	}, rs[0], "the fingerprint is the canonical one the fingerprint guard computes; attempt 0 is the first")
+		Payload: json.RawMessage(`{"id":"s-1"}`), Attempt: 1, Round: 3, Provenance: evidence.Provenance{FetchedAt: at},
+	}, rs[0], "the fingerprint is the canonical one the fingerprint guard computes; attempt 0 is the first; the fetch time is the guard's clock")
 
 	_, err = guard.Evidence(guard.EvidenceOptions{Ledger: l})(context.Background(),
 		invoker.Call{ID: "c8", Name: "get_site", Args: json.RawMessage(`{oops`), Run: evRun, Attempt: 1},

@@ -60,6 +60,12 @@ type ParamContractOptions struct {
 //     REJECTED PARAM_PROVENANCE_QUERY_FIRST; otherwise every scalar of the
 //     value must be a value of field in a successful result of X
 //     ([evidence.Ledger.HasValue]), else REJECTED PARAM_PROVENANCE_MISMATCH.
+//   - tool.Step(step, key): the run must have received step's verified
+//     outputs ([evidence.StepRef]; a task hands them on), else REJECTED
+//     PARAM_PROVENANCE_STEP_MISSING; every scalar of the value must be a
+//     value of output key in them, else REJECTED
+//     PARAM_PROVENANCE_MISMATCH. A value of the run's own tool results,
+//     of the user's words or of the model's own does not pass.
 //   - tool.FromAny: no source check.
 //
 // Then Policy, when set, may refuse the value: REJECTED
@@ -192,6 +198,27 @@ func (pc *paramContract) check(ctx context.Context, call invoker.Call, name stri
 			}
 			if !ok {
 				return pc.mismatch(call, name, pc.cat.Text(prompt.SourceResult, "field", src.Field, "tool", src.Tool)), nil
+			}
+		}
+	case tool.FromStep:
+		ref := evidence.StepRef(src.Step)
+		source := pc.cat.Text(prompt.SourceStep, "key", src.Field, "step", src.Step)
+		has, err := pc.ledger.HasResult(ctx, call.Run, ref)
+		if err != nil {
+			return observation.Observation{}, pcErr("HasResult", err)
+		}
+		if !has {
+			return observation.Rejected(errcode.ParamProvenanceStepMissing,
+				pc.cat.Reason(errcode.ParamProvenanceStepMissing, "tool", call.Tool.Name, "param", name, "source", source),
+				pc.cat.Text(prompt.NextStepMissing, "param", name, "tool", call.Tool.Name)), nil
+		}
+		for _, v := range scalars {
+			ok, err := pc.ledger.HasValue(ctx, call.Run, ref, src.Field, v)
+			if err != nil {
+				return observation.Observation{}, pcErr("HasValue", err)
+			}
+			if !ok {
+				return pc.mismatch(call, name, source), nil
 			}
 		}
 	case tool.FromAny:

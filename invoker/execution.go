@@ -2,6 +2,7 @@ package invoker
 
 import (
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/outcome"
 )
 
@@ -46,6 +47,18 @@ type Execution struct {
 	Insufficient bool
 	// Reason says why the result is insufficient (may be empty).
 	Reason string
+	// Pending reports that a successful result is an accepted job that is
+	// not done (tool.Contract.Async): the tool ran, and the goal waits on
+	// the job. Job is its id. The verdict stays SUCCESS.
+	Pending bool
+	Job     string
+	// Answered reports that a successful result is empty and that the
+	// tool's contract takes an empty result as the answer
+	// (tool.EmptyAnswers).
+	Answered bool
+	// Provenance is where, when and in which version the latest executed
+	// attempt's result was obtained, as the evidence guard recorded it.
+	Provenance evidence.Provenance
 }
 
 // Verdict is the outcome and code of one attempt.
@@ -88,5 +101,29 @@ func (e *Execution) MarkReused() {
 func (e *Execution) MarkInsufficient(reason string) {
 	if e != nil {
 		e.Insufficient, e.Reason = true, reason
+	}
+}
+
+// MarkPending notes that the latest successful result is the accepted,
+// unfinished job job. It does nothing on a nil receiver.
+func (e *Execution) MarkPending(job string) {
+	if e != nil {
+		e.Pending, e.Job = true, job
+	}
+}
+
+// MarkAnswered notes that the latest successful result is empty and is
+// the answer. It does nothing on a nil receiver.
+func (e *Execution) MarkAnswered() {
+	if e != nil {
+		e.Answered = true
+	}
+}
+
+// NoteProvenance notes the provenance of the latest executed attempt's
+// result. It does nothing on a nil receiver.
+func (e *Execution) NoteProvenance(p evidence.Provenance) {
+	if e != nil {
+		e.Provenance = p
 	}
 }

@@ -46,6 +46,10 @@ type Call struct {
 	// builds a Call leaves it empty (or copies it only together with the
 	// same Name and Args).
 	Fingerprint string
+	// Require is what the node needs of this tool's results beyond its
+	// contract (the latest data, every page); the response contract
+	// applies it. The zero value requires nothing more.
+	Require tool.Requirement
 	// Execution, when not nil, receives the account of the call's
 	// execution from the guards (attempts, first and last verdict, reuse,
 	// business sufficiency); see [Execution]. The dispatcher owns it and

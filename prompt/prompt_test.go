@@ -231,6 +231,9 @@ var sample = []string{
 	"ref", "call_7", "kept", "4096", "total", "90000", "max", "256", "reason", "REASON", "next", "NEXT",
 	"timeout", "5s", "by", "builtin_node_finish", "type", "integer", "count", "3",
 	"summary", "SUMMARY", "outputs", "order_id (string, required): the order",
+	"status", "STATUS", "retry", "RETRY", "age", "2h0m0s", "cursor", `"p2"`, "job", "job-7", "poll", "job_status",
+	"wall", "WALL", "step", "search", "value", "ord-9", "text", "the hotel is not booked", "values", `{"hotel_id":"h-1"}`,
+	"rubric", "RUBRIC", "task", "TASK", "evidence", "EVIDENCE",
 }
 
 // TestGolden pins every rendered text of both catalogs; go test -update

@@ -48,6 +48,10 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 		return rep
 	}
 	rep.Fingerprint = ex.Fingerprint
+	if !ex.Provenance.IsZero() {
+		p := ex.Provenance
+		rep.Provenance = &p
+	}
 	if judge && out.tool != nil && out.tool.Effect.IsWrite() {
 		// A write ran (or may have): what reads said before may have
 		// changed, so the same read is new evidence again.
@@ -75,7 +79,11 @@ func (r *run) account(c ToolCall, i int, out *callResult, judge bool) CallReport
 	switch {
 	case o == outcome.Failed && code == errcode.ToolBusinessFailed:
 		rep.Business = BusinessRejected
-	case final.Status == ExecEmpty && !emptyAnswers(out.tool):
+	case o == outcome.Failed && code == errcode.ToolBlocked:
+		rep.Business = BusinessBlocked
+	case ex.Pending:
+		rep.Business, rep.Reason = BusinessAccepted, ex.Job
+	case final.Status == ExecEmpty && !ex.Answered:
 		rep.Business = BusinessInsufficient
 	case o == outcome.Failed:
 		// the execution failed: no result to judge
@@ -127,13 +135,6 @@ func (r *run) rejectedStatus(code errcode.Code, i int) CallStatus {
 		return CallInvalidArgs
 	}
 	return CallRefused
-}
-
-// emptyAnswers reports whether the catalog tool t's contract says that an
-// empty result is the answer itself (tool.EmptyAnswers): the business
-// layer then judges it as any other result.
-func emptyAnswers(t *tool.Tool) bool {
-	return t != nil && t.Contract != nil && t.Contract.Empty == tool.EmptyAnswers
 }
 
 // emptyResult reports whether a successful result of the catalog tool t

@@ -155,11 +155,12 @@ const (
 // by the loop after the invoker returned.
 type effect struct {
 	kind       effectKind
-	message    string      // the SUCCESS message for the model
-	summary    string      // finish
-	reason     string      // fail
-	suspension *Suspension // suspend
-	infra      error       // a store failed: not an outcome, the run is interrupted
+	message    string       // the SUCCESS message for the model
+	summary    string       // finish
+	reason     string       // fail
+	suspension *Suspension  // suspend
+	verdict    *StepVerdict // the step verifier's verdict on a finish
+	infra      error        // a store failed: not an outcome, the run is interrupted
 }
 
 // errInfra is what a built-in tool function returns to the invoker when a
@@ -224,7 +225,7 @@ func (r *run) builtin(ctx context.Context, name, callID string, raw json.RawMess
 		if err := decodeArgs(name, raw, &a); err != nil {
 			return err
 		}
-		return r.finish(a, eff)
+		return r.finish(ctx, a, eff)
 	case ToolOutputSet:
 		var a outputSetArgs
 		if err := decodeArgs(name, raw, &a); err != nil {
@@ -335,8 +336,10 @@ func (r *run) emptyArg(toolName, field string) *tool.Rejection {
 		r.cat.Text(prompt.NextFixArgs, "tool", toolName, "field", field, "expect", r.cat.Text(prompt.ExpectNonEmptyText)))
 }
 
-// finish implements builtin_node_finish.
-func (r *run) finish(a finishArgs, eff *effect) error {
+// finish implements builtin_node_finish: refused while required outputs
+// are missing (FINISH_OUTPUTS_MISSING) or while the step verifier does not
+// find the step satisfied (its code, or STEP_NOT_SATISFIED).
+func (r *run) finish(ctx context.Context, a finishArgs, eff *effect) error {
 	var missing []string
 	for _, k := range r.required {
 		if _, ok := r.outputs[k]; !ok {
@@ -349,7 +352,16 @@ func (r *run) finish(a finishArgs, eff *effect) error {
 			r.cat.Reason(errcode.FinishOutputsMissing, "keys", keys),
 			r.cat.Text(prompt.NextFinishMissing, "keys", keys))
 	}
-	eff.kind, eff.summary = effectFinish, strings.TrimSpace(a.Summary)
+	summary := strings.TrimSpace(a.Summary)
+	v, rej := r.verifyEnd(ctx, summary, eff)
+	eff.verdict = v
+	if rej != nil {
+		return rej
+	}
+	if eff.infra != nil {
+		return nil
+	}
+	eff.kind, eff.summary = effectFinish, summary
 	eff.message = r.cat.Text(prompt.ResultNodeFinished)
 	return nil
 }

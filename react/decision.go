@@ -23,9 +23,13 @@ type Owner = runstore.Owner
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	owner    Owner
-	thread   string // InThread
-	inThread bool
+	owner     Owner
+	verifier  Verifier // WithVerifier
+	inputs    *Inputs  // WithInputs
+	hostKind  string   // WithHostState
+	hostState []byte
+	thread    string // InThread
+	inThread  bool
 }
 
 func applyOptions(opts []RunOption) runOptions {

@@ -128,6 +128,17 @@
 // observers with [Observers]; an [EventFilter] says which kinds an
 // observer wants, so that the loop builds no event nobody reads.
 //
+// # A run as a step of a task
+//
+// Package task drives runs as the steps of a graph; the loop gives it
+// what a step needs: [Node].Require (the latest data, every page of a
+// tool's results), a step verifier asked after each tool result and at
+// the finish, which refuses a finish it does not find satisfied
+// ([WithVerifier], [Verifier], [StepVerdict]), the run's status as a step
+// ([StepStatus], Result.Step), the verified outputs of earlier steps
+// recorded as sources and shown to the model, with the steps' statuses
+// ([WithInputs]), and host state sealed into the run's snapshots
+// ([WithHostState], [ErrHostState]). docs/tasks.md describes them.
 // # Conversations
 //
 // A chat is a thread of messages, each answered by one run:

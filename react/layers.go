@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/outcome"
 )
 
@@ -258,8 +259,17 @@ const (
 	// BusinessRejected: the service answered and refused the business
 	// action (TOOL_BUSINESS_FAILED).
 	BusinessRejected BusinessStatus = 4
+	// BusinessAccepted: the tool accepted a job that is not done yet
+	// (tool.Contract.Async: an HTTP 202, a status "running"): the request
+	// went through, the goal waits on the job, and only a later result
+	// can say it is done (an asynchronous task may only have been
+	// accepted: docs/observation-contract.md).
+	BusinessAccepted BusinessStatus = 5
+	// BusinessBlocked: the tool reached a wall instead of the content — a
+	// captcha, a login page, a rate-limit page (TOOL_BLOCKED).
+	BusinessBlocked BusinessStatus = 6
 
-	maxBusinessStatus = BusinessRejected
+	maxBusinessStatus = BusinessBlocked
 )
 
 var businessStatusNames = [...]string{
@@ -268,6 +278,8 @@ var businessStatusNames = [...]string{
 	BusinessRepeated:     "repeated",
 	BusinessInsufficient: "insufficient",
 	BusinessRejected:     "rejected",
+	BusinessAccepted:     "accepted",
+	BusinessBlocked:      "blocked",
 }
 
 // String returns the status's snake_case name (e.g. insufficient).
@@ -389,8 +401,10 @@ type Layers struct {
 	Execution ExecStatus `json:"execution"`
 	// Business is the business layer of the call.
 	Business BusinessStatus `json:"business"`
-	// Reason says why Business is insufficient when a contract's
-	// Sufficient check said so (may be empty).
+	// Reason says why Business is insufficient when the response
+	// contract said so (its Sufficient check, a stale result, a page
+	// followed by more; may be empty), or names the job of an accepted
+	// call.
 	Reason string `json:"reason,omitempty"`
 	// Attempts is the number of executed attempts (retries included); 0
 	// when the tool did not run.
@@ -432,4 +446,12 @@ type CallReport struct {
 	// when it gave the same result and no write ran in between.
 	ResultDigest string `json:"result_digest,omitempty"`
 	Layers
+	// Provenance is when, from where and in which version the executed
+	// call's result was obtained, as the evidence guard recorded it (see
+	// evidence.Provenance); nil when the call did not execute or the
+	// chain recorded none.
+	Provenance *evidence.Provenance `json:"provenance,omitempty"`
+	// Check is the step verifier's verdict on the run after this call
+	// ([WithVerifier]); nil without a verifier or when it had no opinion.
+	Check *StepVerdict `json:"check,omitempty"`
 }

@@ -89,7 +89,9 @@ type Config struct {
 	// ([ErrInvalidRunID]).
 	NewRunID func(ctx context.Context) string
 	// Now is the clock of durations in events; nil means time.Now. It must
-	// be safe for concurrent use when nodes run reads in parallel.
+	// be safe for concurrent use when nodes run reads in parallel. The
+	// guards have their own (Guards.Now: evidence fetch times, result
+	// ages), so that a run that is not observed reads no clock per call.
 	Now func() time.Time
 	// SnapshotKeys seal the snapshots the loop returns (HMAC-SHA256, see
 	// [SnapshotFormat]): the first key seals, every key opens, so keys are
@@ -421,7 +423,13 @@ func (l *Loop) run(ctx context.Context, node Node, userInput string, o runOption
 	if err != nil {
 		return Result{}, err
 	}
-	r.owner, r.sink = o.owner, s
+	r.owner, r.sink, r.verifier = o.owner, s, o.verifier
+	if r.host, err = o.host(); err != nil {
+		return Result{}, err
+	}
+	if err := o.checkInputs(); err != nil {
+		return Result{}, err
+	}
 	if o.inThread {
 		if err := l.enterThread(ctx, r, o.thread); err != nil {
 			return Result{}, err
@@ -440,6 +448,9 @@ func (l *Loop) run(ctx context.Context, node Node, userInput string, o runOption
 	r.userTexts = append(r.userTexts, userInput)
 	if err := l.ledger.AddUserText(ctx, r.id, userInput); err != nil {
 		return r.interrupt(ctx, fmt.Errorf("react: evidence: %w", err))
+	}
+	if err := r.startInputs(ctx, o.inputs); err != nil {
+		return r.interrupt(ctx, err)
 	}
 	return r.loop(ctx)
 }
@@ -548,11 +559,14 @@ func (l *Loop) resume(ctx context.Context, snapshot []byte, s *snapState, d Deci
 	if err := checkDecider(d); err != nil {
 		return Result{}, err
 	}
+	if err := checkHost(s, o); err != nil {
+		return Result{}, err
+	}
 	r, err := l.restore(s)
 	if err != nil {
 		return Result{}, err
 	}
-	r.sink = sk
+	r.sink, r.verifier = sk, o.verifier
 	if d.kind.audited() != 0 {
 		if err := l.checkTicket(ctx, s, d); err != nil {
 			return Result{}, err
@@ -912,7 +926,7 @@ func (r *run) systemPrompt() string {
 	if r.sysFor == len(r.outputs)+1 {
 		return r.sys
 	}
-	cacheable := len(r.required) == 0 && len(r.typed) == 0
+	cacheable := len(r.required) == 0 && len(r.typed) == 0 && r.inputs == nil
 	if cacheable {
 		if p := r.l.sys.Load(); p != nil && p.instructions == r.node.Instructions && p.textAnswers == r.node.TextAnswers {
 			r.sys, r.sysFor = p.text, len(r.outputs)+1
@@ -932,6 +946,10 @@ func (r *run) systemPrompt() string {
 	if len(r.typed) > 0 {
 		b.WriteString("\n\n")
 		b.WriteString(r.cat.Text(prompt.OutputsDeclared, "outputs", r.outputList()))
+	}
+	if in := r.inputsPrompt(); in != "" {
+		b.WriteString("\n\n")
+		b.WriteString(in)
 	}
 	if hint := r.cat.PhaseHint(r.required, r.written); hint != "" {
 		b.WriteString("\n\n")
@@ -1197,6 +1215,10 @@ func (r *run) result() Result {
 	if r.susp != nil {
 		s := *r.susp
 		res.Suspension = &s
+	}
+	res.Step = r.stepReport()
+	if r.host != nil {
+		res.HostState = append([]byte(nil), r.host.State...)
 	}
 	return res
 }

@@ -3,10 +3,12 @@ package react
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/reactguard/reactguard/tool"
 )
 
 // Default limits of a [Node] whose limit fields are zero.
@@ -73,6 +75,17 @@ type Node struct {
 	// want a run to depend on the model asking; false (the default) is the
 	// specification's model-driven flow.
 	HostApproval bool `json:"host_approval,omitempty"`
+	// Require says, per visible catalog tool, what the node needs of the
+	// tool's results beyond its contract (a cache hit may be a successful
+	// execution, but it cannot satisfy a user who asks for the latest
+	// data; a first page is not the complete data): with
+	// tool.RequireLatest a result older than the tool's Contract.MaxAge
+	// is insufficient (stale), with tool.RequireComplete a page followed
+	// by more is insufficient until the last page was read (see
+	// guard.ResponseContract); the model reads why and what to do. A tool
+	// named here must be in Tools, and its contract must declare MaxAge
+	// (latest) or Paging (complete). Nil requires nothing more.
+	Require map[string]tool.Requirement `json:"require,omitempty"`
 	// TextAnswers lets a turn of text alone end the run as the answer to
 	// the user, for hosts that run a chat: when the model answers without
 	// a tool call and with some text, the run finishes (Status Finished,
@@ -288,6 +301,33 @@ func (n Node) validate(has func(name string) bool) error {
 			if !s.IsValid() {
 				return bad("output %s accepts an invalid source type %d", o.Key, uint8(s))
 			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(n.Require)) {
+		switch q := n.Require[name]; {
+		case !slices.Contains(n.Tools, name):
+			return bad("Require names %s, which is not in Tools", name)
+		case !q.IsValid():
+			return bad("Require of %s is invalid (%d)", name, uint8(q))
+		}
+	}
+	return nil
+}
+
+// checkRequire refuses a requirement the tool's contract cannot serve.
+func (n Node) checkRequire(lookup func(string) (*tool.Tool, bool)) error {
+	for _, name := range slices.Sorted(maps.Keys(n.Require)) {
+		q := n.Require[name]
+		t, _ := lookup(name)
+		var c *tool.Contract
+		if t != nil {
+			c = t.Contract
+		}
+		if q.Has(tool.RequireLatest) && (c == nil || c.MaxAge <= 0) {
+			return fmt.Errorf("%w %q: Require of %s is latest, and its contract declares no MaxAge", ErrInvalidNode, n.Name, name)
+		}
+		if q.Has(tool.RequireComplete) && (c == nil || c.Paging == nil) {
+			return fmt.Errorf("%w %q: Require of %s is complete, and its contract declares no Paging", ErrInvalidNode, n.Name, name)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/outcome"
 )
 
@@ -140,6 +141,12 @@ type ToolEvent struct {
 	// and metrics only; the model never sees it. Nil for a success, a
 	// skipped call, and a verdict no error caused.
 	Err error
+	// Provenance is when, from where and in which version the executed
+	// call's result was obtained, as its evidence record keeps it
+	// ([CallReport].Provenance); nil when the call did not execute or its
+	// tool's contract and the write gate said nothing. It is shared with
+	// the run's report: read it, never modify it.
+	Provenance *evidence.Provenance
 }
 
 // StallEvent describes a change of the no-progress counter.
@@ -270,7 +277,7 @@ var (
 // LogObserver is the default [Observer]: it writes every event to a
 // [slog.Logger] with a stable message and attributes:
 //
-//	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…] [error=…]
+//	TOOL invoked   outcome=… code=… tool=… duration=… call_id=… call_status=… exec_status=… business_status=… [attempts=… first_outcome=… first_code=…] [schema=…] [fetched_at=… source=… object_id=… version=… voucher=… idempotency_key=…] [error=…]
 //	               (WARN when FAILED, INFO otherwise)
 //	TOOL skipped   tool=… call_id=…                                        (INFO)
 //	REACT node_started [thread=… turn=…]                                   (INFO, a call of Run)
@@ -288,9 +295,11 @@ var (
 // SUCCESS; attempts, first_outcome and first_code only for a call that ran
 // more than once (the first attempt's verdict: a recovery never hides the
 // first failure); schema (the [ToolEvent].SchemaVersion) only for
-// catalog tools; error (the [ToolEvent].Err: the raw error the model never
-// sees, so keep the log where secrets may be) only when there is one. Build
-// it with [NewLogObserver].
+// catalog tools; fetched_at, source, object_id, version, voucher and
+// idempotency_key (the [ToolEvent].Provenance) each only when the call's
+// evidence record holds it; error (the [ToolEvent].Err: the raw error the
+// model never sees, so keep the log where secrets may be) only when there
+// is one. Build it with [NewLogObserver].
 type LogObserver struct {
 	logger *slog.Logger
 }
@@ -398,6 +407,9 @@ func (l *LogObserver) onToolInvoked(ctx context.Context, e *ToolEvent) {
 	if e.SchemaVersion != "" {
 		attrs = append(attrs, slog.String("schema", e.SchemaVersion))
 	}
+	if p := e.Provenance; p != nil {
+		attrs = provenanceAttrs(attrs, p)
+	}
 	if e.Err != nil {
 		attrs = append(attrs, slog.String("error", errText(e.Err)))
 	}
@@ -491,4 +503,21 @@ func errText(err error) (s string) {
 		}
 	}()
 	return err.Error()
+}
+
+// provenanceAttrs appends the fields p holds, each under its JSON name
+// (fetched_at as RFC 3339 in UTC).
+func provenanceAttrs(attrs []slog.Attr, p *evidence.Provenance) []slog.Attr {
+	if !p.FetchedAt.IsZero() {
+		attrs = append(attrs, slog.String("fetched_at", p.FetchedAt.UTC().Format(time.RFC3339Nano)))
+	}
+	for _, f := range [...]struct{ key, v string }{
+		{"source", p.Source}, {"object_id", p.ObjectID}, {"version", p.Version},
+		{"voucher", p.Voucher}, {"idempotency_key", p.IdempotencyKey},
+	} {
+		if f.v != "" {
+			attrs = append(attrs, slog.String(f.key, f.v))
+		}
+	}
+	return attrs
 }

@@ -31,6 +31,7 @@ func logLines(t *testing.T, m *script, node react.Node, tools ...*tool.Tool) []s
 		return a
 	}}))
 	e := newEnv(t, m, tools...)
+	e.guards.Now = func() time.Time { return stepNow } // the records' fetch time
 	cfg := e.cfg
 	cfg.Observer, cfg.Logger = nil, logger
 	l, err := react.New(cfg)
@@ -54,10 +55,10 @@ func TestLogObserver(t *testing.T) {
 		`level=INFO msg="REACT node_started" run=run-1 node=sites`,
 		`level=INFO msg="REACT no_tool_calls" run=run-1 node=sites round=1`,
 		`level=INFO msg="REACT stall" count=1 limit=3 reason=no_tool_calls call_id="" run=run-1 node=sites round=1`,
-		`level=WARN msg="TOOL invoked" outcome=FAILED code=TOOL_UNAVAILABLE tool=get_stats duration=1ms call_id=a call_status=valid exec_status=temporarily_unavailable business_status=none schema=a2c799262a3c error="unavailable: stats backend down" run=run-1 node=sites round=2`,
+		`level=WARN msg="TOOL invoked" outcome=FAILED code=TOOL_UNAVAILABLE tool=get_stats duration=1ms call_id=a call_status=valid exec_status=temporarily_unavailable business_status=none schema=a2c799262a3c fetched_at=2025-06-01T12:00:00Z error="unavailable: stats backend down" run=run-1 node=sites round=2`,
 		`level=INFO msg="TOOL skipped" tool=list_sites call_id=b run=run-1 node=sites round=2`,
 		`level=INFO msg="REACT stall" count=2 limit=3 reason=FAILED call_id=a run=run-1 node=sites round=2`,
-		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=list_sites duration=1ms call_id=c call_status=valid exec_status=ok business_status=evidence schema=a2c799262a3c run=run-1 node=sites round=3`,
+		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=list_sites duration=1ms call_id=c call_status=valid exec_status=ok business_status=evidence schema=a2c799262a3c fetched_at=2025-06-01T12:00:00Z run=run-1 node=sites round=3`,
 		`level=INFO msg="REACT stall_reset" call_id=c run=run-1 node=sites round=3`,
 		`level=INFO msg="TOOL invoked" outcome=DEFERRED code=APPROVAL_REQUIRED tool=create_site duration=1ms call_id=w call_status=deferred exec_status=none business_status=none schema=a2c799262a3c run=run-1 node=sites round=4`,
 		`level=INFO msg="TOOL invoked" outcome=SUCCESS tool=builtin_node_fail duration=1ms call_id=x call_status=valid exec_status=none business_status=none run=run-1 node=sites round=5`,
@@ -72,6 +73,12 @@ func TestLogObserver(t *testing.T) {
 	m = newScript(turn(finish("f")))
 	lines = logLines(t, m, react.Node{})
 	assert.Equal(t, `level=INFO msg="REACT finished" outputs=0 goal=unverified run=run-1 node="" round=1`, lines[len(lines)-1])
+
+	// The provenance a tool's contract gives is on the line.
+	q := quoteTool(stepNow.Add(-2 * time.Hour))
+	m = newScript(turn(call("q1", "quote", `{}`)), turn(finish("f")))
+	lines = logLines(t, m, react.Node{Tools: []string{"quote"}}, q.Tool)
+	assert.Contains(t, lines, `level=INFO msg="TOOL invoked" outcome=SUCCESS tool=quote duration=1ms call_id=q1 call_status=valid exec_status=ok business_status=evidence schema=a2c799262a3c fetched_at=2025-06-01T10:00:00Z source=https://quotes.example/q version=v3 run=run-1 node="" round=1`)
 	// A run failed by rounds of text alone: the host's line says why and
 	// what to do, not only that rounds made no progress.
 	m = newScript(text("Done."), text("Done."), text("Done."), text("Done."))

@@ -40,6 +40,12 @@ type Pending struct {
 	Sealed time.Time
 	// Round is the number of model turns the run has taken.
 	Round int
+	// HostKind is the kind of host state the run carries ([WithHostState]):
+	// a run that is a step of a task says "reactguard.task", and must be
+	// resumed through its host; "" for a plain run. HostState is that
+	// state, as sealed.
+	HostKind  string
+	HostState []byte
 	// Thread is the thread whose message the run answers ([InThread]);
 	// "" outside a thread.
 	Thread string
@@ -63,7 +69,9 @@ type Argument struct {
 	// contract checked the value against it before the write was gated.
 	Source tool.Source
 	// Calls are the ids of the earlier successful calls of Source.Tool
-	// whose results, as the model saw them, hold the value (FromResult).
+	// whose results, as the model saw them, hold the value (FromResult),
+	// or the reference of the earlier step's verified outputs that hold
+	// it (FromStep: evidence.StepRef of Source.Step).
 	Calls []string
 	// UserText is the index, in the run's user texts (the task, then each
 	// answer to a follow-up, in order), of the first that holds the value
@@ -131,6 +139,9 @@ func (l *Loop) pendingOf(ctx context.Context, id string, snapshot []byte, o runO
 		return Pending{}, fmt.Errorf("%w: run %s", ErrNotOwner, s.Run)
 	}
 	p := Pending{Run: s.Run, Node: s.Node.Name, Owner: s.Owner, Status: s.Status, Sealed: s.sealedAt(), Round: s.Round}
+	if s.Host != nil {
+		p.HostKind, p.HostState = s.Host.Kind, append([]byte(nil), s.Host.State...)
+	}
 	if s.Thread != nil {
 		p.Thread = s.Thread.ID
 	}
@@ -182,6 +193,8 @@ func (l *Loop) arguments(s *snapState, w *PendingWrite) []Argument {
 					break
 				}
 			}
+		case tool.FromStep:
+			a.Calls = stepCalls(s, a.Source.Step, a.Source.Field, texts)
 		case tool.FromAny:
 		}
 		out = append(out, a)
@@ -243,6 +256,20 @@ func resultCalls(s *snapState, toolName string, texts []string) []string {
 		}
 	}
 	return ids
+}
+
+// stepCalls returns the reference of step's verified outputs when output
+// key holds every text.
+func stepCalls(s *snapState, step, key string, texts []string) []string {
+	if s.Inputs == nil || len(texts) == 0 {
+		return nil
+	}
+	for _, in := range s.Inputs.Steps {
+		if in.Step == step && holdsAll(in.Outputs[key], texts) {
+			return []string{evidence.StepRef(step)}
+		}
+	}
+	return nil
 }
 
 // scalarTexts returns the texts of the scalars of a JSON value.

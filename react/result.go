@@ -255,6 +255,13 @@ type Result struct {
 	// from the model saying it is done: met, unverified or unmet once the
 	// run finished or failed, none while it is suspended or interrupted.
 	Goal GoalStatus
+	// Step is the run's status as a step of a task (the step statuses of
+	// docs/tasks.md): satisfied only once verified ([WithVerifier]) or, without
+	// a verifier's verdict, when the completion conditions hold.
+	Step StepReport
+	// HostState is the state of [WithHostState], as sealed with the run;
+	// nil without it.
+	HostState []byte
 	// Thread is the thread whose message the run answers ([InThread]),
 	// and Turn the message's turn in it (from 1); "" and 0 outside a
 	// thread. Transcript holds the run's own messages, not the thread's

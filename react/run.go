@@ -66,6 +66,14 @@ type run struct {
 	thread      *threadRun             // the thread whose message the run answers; nil outside a thread
 	typed       map[string]typedOutput // the outputs declared with a schema; nil when none
 
+	// A run as a step of a task (step.go).
+	verifier Verifier     // WithVerifier; nil: none
+	inputs   *Inputs      // WithInputs: what the system message shows
+	check    *StepVerdict // the verifier's latest verdict
+	verified bool         // the verifier found the step satisfied at the finish
+	verr     error        // a verifier's failure after a call, returned by processWave
+	host     *wireHost    // WithHostState
+
 	// Derived from the node and the catalog (the plan's, read-only).
 	plan      *plan
 	visible   map[string]*tool.Tool // visible catalog tools
@@ -118,6 +126,9 @@ const (
 // newRun prepares a run of node.
 func (l *Loop) newRun(id string, node Node) (*run, error) {
 	if err := node.validate(func(name string) bool { _, ok := l.catalog.Lookup(name); return ok }); err != nil {
+		return nil, err
+	}
+	if err := node.checkRequire(l.catalog.Lookup); err != nil {
 		return nil, err
 	}
 	p, err := l.planOf(node)
@@ -380,6 +391,9 @@ type callResult struct {
 	// streamed are the events of a call of a parallel batch, kept for the
 	// run's stream, which receives them once the batch returned.
 	streamed []Event
+	// check is the step verifier's verdict after the call, as the model
+	// reads it ("" without one).
+	check string
 }
 
 // heard reports whether an observer reads the events of calls: any
@@ -432,6 +446,10 @@ func (r *run) processWave(ctx context.Context) error {
 						break
 					}
 				}
+				if err := r.verr; err != nil {
+					r.verr = nil
+					return err
+				}
 				continue
 			}
 		}
@@ -441,6 +459,10 @@ func (r *run) processWave(ctx context.Context) error {
 			return err
 		}
 		r.apply(ctx, i, out)
+		if err := r.verr; err != nil {
+			r.verr = nil
+			return err
+		}
 	}
 	return nil
 }
@@ -529,7 +551,7 @@ func (r *run) call(ctx context.Context, c ToolCall, i int, out *callResult) erro
 			r.cat.Reason(errcode.ToolCallInvalid, "detail", r.problemText(p)),
 			r.cat.Text(prompt.NextFixCall)), nil)
 	}
-	call := invoker.Call{ID: c.ID, Name: c.Name, Args: c.Args, Run: r.id, Round: r.round, Attempt: 1}
+	call := invoker.Call{ID: c.ID, Name: c.Name, Args: c.Args, Run: r.id, Round: r.round, Attempt: 1, Require: r.node.Require[c.Name]}
 	if r.runsBuiltin(c.Name) {
 		eff := &effect{}
 		call.Tool = r.builtinTool(c.Name, eff)
@@ -641,7 +663,21 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 		r.status, r.susp = Suspended, out.hold
 		return true // w.next stays at i: the write runs, or is declined, on resume
 	}
-	r.writeObservation(ctx, c, i, obs, out, r.report(c, i, out))
+	rep := r.report(c, i, out)
+	if out.tool != nil && r.verifier != nil && (obs.Outcome() == outcome.Success || obs.Outcome() == outcome.Failed) {
+		v, err := r.verifyCall(ctx, rep, obs)
+		if err != nil {
+			r.verr = err // processWave interrupts the run; the call is dispatched again on resume
+			return true
+		}
+		if v != nil {
+			rep.Check, out.check = v, r.checkNote(*v)
+		}
+	}
+	if out.eff != nil && out.eff.verdict != nil {
+		rep.Check = out.eff.verdict
+	}
+	r.writeObservation(ctx, c, i, obs, out, rep)
 	w.next = i + 1
 	if out.tool != nil && out.tool.Effect.IsWrite() {
 		switch obs.Outcome() {
@@ -686,9 +722,13 @@ func (r *run) apply(ctx context.Context, i int, out *callResult) bool {
 // writeObservation writes the tool message of call c, the i-th of its
 // turn, keeps its report in the run's call reports and reports it.
 func (r *run) writeObservation(ctx context.Context, c ToolCall, i int, obs observation.Observation, out *callResult, rep CallReport) {
+	check := ""
+	if out != nil {
+		check = out.check
+	}
 	r.appendMsg(Message{
 		Role:       RoleTool,
-		Content:    r.render(c.ID, obs),
+		Content:    r.render(c.ID, obs, check),
 		ToolCallID: c.ID,
 		ToolName:   c.Name,
 		IsError:    obs.Outcome() != outcome.Success,
@@ -713,6 +753,7 @@ func (r *run) toolEvent(c ToolCall, i int, obs observation.Observation, dur time
 		RoundEvent: r.roundEvent(), CallID: c.ID, Tool: c.Name, Builtin: rep.Builtin,
 		Outcome: obs.Outcome(), Code: obs.Code(), Duration: dur, Err: obs.Cause(),
 		Position: i, Layers: rep.Layers, Offered: r.offered, SchemaVersion: r.schemaVersion(c.Name),
+		Provenance: rep.Provenance,
 	}
 }
 
@@ -753,11 +794,17 @@ func (r *run) skipRest(ctx context.Context, exitedBy string) {
 // which the full payload is recorded when the evidence guard keeps it
 // (within its MaxPayload, or offloaded), RESULT_TRUNCATED_NOT_KEPT
 // otherwise.
-func (r *run) render(callID string, obs observation.Observation) string {
+func (r *run) render(callID string, obs observation.Observation, check string) string {
 	if obs.Outcome() != outcome.Success {
+		if check != "" {
+			return obs.MessageIn(r.cat) + "\n" + check
+		}
 		return obs.MessageIn(r.cat)
 	}
 	msg := obs.Reason()
+	if check != "" {
+		msg += "\n" + check
+	}
 	if obs.Data() == nil {
 		return msg
 	}

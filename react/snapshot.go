@@ -186,7 +186,9 @@ type snapState struct {
 	WriteFailed bool                  `json:"write_failed,omitempty"`
 	Evidence    *wireEvidence         `json:"evidence,omitempty"`
 	Calls       []CallReport          `json:"calls,omitempty"`
-	Carry       map[string]string     `json:"carry,omitempty"` // RunObserver.Carry, within MaxCarried*
+	Carry       map[string]string     `json:"carry,omitempty"`  // RunObserver.Carry, within MaxCarried*
+	Inputs      *wireInputs           `json:"inputs,omitempty"` // WithInputs: what the system message shows
+	Host        *wireHost             `json:"host,omitempty"`   // WithHostState
 	Thread      *wireThread           `json:"thread,omitempty"`
 	NoCalls     int                   `json:"no_calls,omitempty"` // the stalls counted for rounds without a tool call
 
@@ -260,6 +262,84 @@ type wireRecord struct {
 	PayloadRef  string          `json:"payload_ref,omitempty"`
 	Attempt     int             `json:"attempt"`
 	Round       int             `json:"round"`
+	Provenance  *wireProvenance `json:"provenance,omitempty"` // absent in snapshots sealed before records had one
+}
+
+// wireProvenance is an evidence.Provenance with its time as Unix
+// microseconds in a JSON string (Provenance.Clean keeps microseconds), so
+// that the form is canonical.
+type wireProvenance struct {
+	FetchedAt      int64  `json:"fetched_us,omitempty,string"`
+	Source         string `json:"source,omitempty"`
+	ObjectID       string `json:"object_id,omitempty"`
+	Version        string `json:"version,omitempty"`
+	Voucher        string `json:"voucher,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+func toWireProvenance(p evidence.Provenance) *wireProvenance {
+	p = p.Clean()
+	if p.IsZero() {
+		return nil
+	}
+	w := &wireProvenance{Source: p.Source, ObjectID: p.ObjectID, Version: p.Version, Voucher: p.Voucher, IdempotencyKey: p.IdempotencyKey}
+	if !p.FetchedAt.IsZero() {
+		w.FetchedAt = p.FetchedAt.UnixMicro()
+	}
+	return w
+}
+
+func (w *wireProvenance) provenance() evidence.Provenance {
+	if w == nil {
+		return evidence.Provenance{}
+	}
+	p := evidence.Provenance{Source: w.Source, ObjectID: w.ObjectID, Version: w.Version, Voucher: w.Voucher, IdempotencyKey: w.IdempotencyKey}
+	if w.FetchedAt != 0 {
+		p.FetchedAt = time.UnixMicro(w.FetchedAt).UTC()
+	}
+	return p.Clean()
+}
+
+// wireInputs is what [WithInputs] gave a run, for its system message; the
+// values are JSON text, as every value in a snapshot.
+type wireInputs struct {
+	Steps    []wireInput `json:"steps,omitempty"`
+	Statuses []StepState `json:"statuses,omitempty"`
+}
+
+type wireInput struct {
+	Step    string            `json:"step"`
+	Outputs map[string]string `json:"outputs,omitempty"`
+}
+
+func toWireInputs(in *Inputs) *wireInputs {
+	if in == nil {
+		return nil
+	}
+	w := &wireInputs{Statuses: in.Statuses}
+	for _, s := range in.Steps {
+		wi := wireInput{Step: s.Step, Outputs: make(map[string]string, len(s.Outputs))}
+		for k, v := range s.Outputs {
+			wi.Outputs[k] = string(v)
+		}
+		w.Steps = append(w.Steps, wi)
+	}
+	return w
+}
+
+func (w *wireInputs) inputs() *Inputs {
+	if w == nil {
+		return nil
+	}
+	in := &Inputs{Statuses: w.Statuses}
+	for _, s := range w.Steps {
+		i := Input{Step: s.Step, Outputs: make(map[string]json.RawMessage, len(s.Outputs))}
+		for k, v := range s.Outputs {
+			i.Outputs[k] = json.RawMessage(v)
+		}
+		in.Steps = append(in.Steps, i)
+	}
+	return in
 }
 
 func toWire(msgs []Message) []wireMessage {
@@ -329,7 +409,7 @@ func toWireEvidence(s evidence.Snapshot) *wireEvidence {
 	}
 	for i, r := range s.Records {
 		w.Records[i] = wireRecord{CallID: r.CallID, Tool: r.Tool, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Code: r.Code,
-			Payload: string(r.Payload), PayloadRef: r.PayloadRef, Attempt: r.Attempt, Round: r.Round}
+			Payload: string(r.Payload), PayloadRef: r.PayloadRef, Attempt: r.Attempt, Round: r.Round, Provenance: toWireProvenance(r.Provenance)}
 	}
 	return w
 }
@@ -341,7 +421,7 @@ func (w *wireEvidence) snapshot() evidence.Snapshot {
 	}
 	for i, r := range w.Records {
 		s.Records[i] = evidence.Record{CallID: r.CallID, Tool: r.Tool, Fingerprint: r.Fingerprint, Outcome: r.Outcome, Code: r.Code,
-			Payload: rawOrNil(r.Payload), PayloadRef: r.PayloadRef, Attempt: r.Attempt, Round: r.Round}
+			Payload: rawOrNil(r.Payload), PayloadRef: r.PayloadRef, Attempt: r.Attempt, Round: r.Round, Provenance: r.Provenance.provenance()}
 	}
 	return s
 }
@@ -364,6 +444,8 @@ func (r *run) snapshot(ctx context.Context) ([]byte, error) {
 		WriteFailed: r.writeFailed,
 		Calls:       r.calls,
 		Carry:       r.carry(ctx),
+		Inputs:      toWireInputs(r.inputs),
+		Host:        r.host,
 		Thread:      r.thread.wire(),
 		NoCalls:     r.noCalls,
 	}
@@ -613,6 +695,21 @@ func (s *snapState) check() error {
 	if len(s.Carry) > MaxCarried {
 		return errors.New("too many carried entries")
 	}
+	if h := s.Host; h != nil && (h.Kind == "" || len(h.Kind) > MaxToolName || len(h.State) > MaxHostState) {
+		return errors.New("host state out of bounds")
+	}
+	if in := s.Inputs; in != nil {
+		for _, st := range in.Statuses {
+			if st.Step == "" || st.Status == StepNone {
+				return errors.New("a step status without a step or a status")
+			}
+		}
+		for _, st := range in.Steps {
+			if st.Step == "" {
+				return errors.New("an input without a step")
+			}
+		}
+	}
 	for k, v := range s.Carry {
 		if !carriable(k, v) {
 			return errors.New("a carried entry is out of bounds")
@@ -740,6 +837,13 @@ func (l *Loop) restore(s *snapState) (*run, error) {
 	r.calls = s.Calls
 	r.thread, r.noCalls = s.Thread.run(), s.NoCalls
 	r.restoreEvidenced()
+	r.restoreCheck()
+	r.inputs, r.host = s.Inputs.inputs(), s.Host
+	if r.inputs != nil {
+		for _, in := range r.inputs.Steps {
+			r.ids[evidence.StepRef(in.Step)] = struct{}{} // no model call may take the id
+		}
+	}
 	for k, v := range s.Outputs {
 		r.setOutput(k, OutputValue{Value: json.RawMessage(v.Value), Source: v.Source, Ref: v.Ref})
 	}

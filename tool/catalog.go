@@ -102,8 +102,19 @@ func (c *Catalog) remove(name string) {
 }
 
 // checkSources refuses a Result source of t naming a tool the catalog does
-// not hold.
+// not hold, and an Async contract whose Poll tool it does not hold or
+// whose Param that tool does not take.
 func (c *Catalog) checkSources(t *Tool) error {
+	if t.Contract != nil && t.Contract.Async != nil {
+		a := t.Contract.Async
+		poll, ok := c.Lookup(a.Poll)
+		if !ok {
+			return fmt.Errorf("tool %q: Async.Poll names %q, which is not in the catalog; add it or correct the contract", t.Name, a.Poll)
+		}
+		if _, ok := poll.InputSchema.Properties[a.Param]; !ok {
+			return fmt.Errorf("tool %q: Async.Param %q is not a parameter of %q (it has %s)", t.Name, a.Param, a.Poll, propertyList(poll.InputSchema))
+		}
+	}
 	for _, p := range slices.Sorted(maps.Keys(t.Params)) {
 		s := t.Params[p]
 		if s.Kind != FromResult {

@@ -3,13 +3,17 @@ package tool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/reactguard/reactguard/errcode"
+	"github.com/reactguard/reactguard/evidence"
 )
 
 // Contract is a tool's response contract: what counts as success for the
@@ -38,8 +42,199 @@ type Contract struct {
 	// model sees the result and chooses the next step. Nil means no check.
 	// A panic is treated like one in Business.
 	Sufficient func(result any) (ok bool, reason string)
+	// Provenance tells where, when and in which version a result was
+	// obtained (a search result keeps its source address and
+	// fetch time, a database result its object id and data version, a
+	// write its business voucher). The evidence guard stores it with the
+	// result's record, and the response contract reads its FetchedAt for
+	// MaxAge. Nil means nothing beyond what the runtime knows (the time
+	// it recorded the result, a write's idempotency key). A panic stores
+	// nothing.
+	Provenance func(result any) evidence.Provenance
+	// MaxAge is how old a result may be and still count as the latest
+	// data: a node that requires the tool's latest data
+	// ([RequireLatest]) finds a result whose Provenance fetch time is
+	// older insufficient (stale), with a next step asking for fresh data.
+	// A result without a fetch time was fetched by the call itself. 0
+	// means results never go stale. A catalog refuses a MaxAge without
+	// Provenance.
+	MaxAge time.Duration
+	// Paging says how a result announces more pages. A node that requires
+	// the tool's complete data ([RequireComplete]) finds a page followed
+	// by more insufficient until the last one was read, with a next step
+	// naming the cursor. Nil means results are complete.
+	Paging *Paging
+	// Async says how a result announces an accepted job that is not done
+	// (an HTTP 202 with a job id, a status "running"): such a result is
+	// never the job's completion (business status accepted), and the next
+	// step names the tool that polls it. Nil means every result is final.
+	Async *Async
+	// Blocked recognises a result that is a wall instead of the content —
+	// a captcha, a login page, a rate-limit page (a visit that
+	// got a captcha page is blocked, never a successful body) — and says
+	// which, with a detail for the model. A wall other than [NoWall] turns
+	// the result into FAILED TOOL_BLOCKED. Nil means no check; a panic is
+	// treated like one in Business.
+	Blocked func(result any) (wall Wall, detail string)
 
 	resolved *jsonschema.Resolved
+}
+
+// Paging is how a paged result says that more pages follow.
+type Paging struct {
+	// Next returns the cursor of the next page, or "" when result is the
+	// last page. Required.
+	Next func(result any) (cursor string)
+	// Param is the tool's argument that takes the cursor. Required; a
+	// top-level property of the tool's input schema.
+	Param string
+}
+
+// Async is how a result says that the tool accepted a job that is not
+// done yet.
+type Async struct {
+	// Pending reports whether result is an accepted job that is not done,
+	// and the job's id. Required.
+	Pending func(result any) (job string, pending bool)
+	// Poll is the tool that reports the job's status (it may be the tool
+	// itself, or a status tool with an Async contract of its own, whose
+	// results stay pending until the job is done). Required; it must be
+	// in the same catalog.
+	Poll string
+	// Param is Poll's argument that takes the job id. Required.
+	Param string
+}
+
+// Wall is what blocked a tool from the content it was asked for. The zero
+// value, [NoWall], means the result is no wall.
+type Wall uint8
+
+// The walls.
+const (
+	NoWall      Wall = 0 // the result is the content
+	WallCaptcha Wall = 1 // a captcha page: a person must solve it
+	WallLogin   Wall = 2 // a login page: a person must sign in
+	WallRate    Wall = 3 // a rate-limit page: it clears later
+)
+
+// String returns none, captcha, login or rate_limit.
+func (w Wall) String() string {
+	switch w {
+	case NoWall:
+		return "none"
+	case WallCaptcha:
+		return "captcha"
+	case WallLogin:
+		return "login"
+	case WallRate:
+		return "rate_limit"
+	}
+	return "wall(" + strconv.Itoa(int(w)) + ")"
+}
+
+// IsValid reports whether w is one of the walls (NoWall included).
+func (w Wall) IsValid() bool { return w <= WallRate }
+
+// Requirement says what a node needs from a tool's results beyond what the
+// tool's contract checks for every call: the latest data, every page. A
+// node declares it per tool (react.Node.Require); the response contract
+// applies it. The zero value requires nothing more. Values combine with |.
+type Requirement uint8
+
+// The requirements.
+const (
+	// RequireLatest: a result older than the contract's MaxAge is
+	// insufficient (stale).
+	RequireLatest Requirement = 1 << 0
+	// RequireComplete: a page followed by more pages is insufficient
+	// until the last page was read.
+	RequireComplete Requirement = 1 << 1
+
+	allRequirements = RequireLatest | RequireComplete
+)
+
+// Has reports whether r includes every requirement of q.
+func (r Requirement) Has(q Requirement) bool { return r&q == q }
+
+// IsValid reports whether r combines only defined requirements.
+func (r Requirement) IsValid() bool { return r&^allRequirements == 0 }
+
+// String returns the requirements joined by "+" ("latest", "complete",
+// "latest+complete"), "none" for the zero value.
+func (r Requirement) String() string {
+	if r == 0 {
+		return "none"
+	}
+	var parts []string
+	if r.Has(RequireLatest) {
+		parts = append(parts, "latest")
+	}
+	if r.Has(RequireComplete) {
+		parts = append(parts, "complete")
+	}
+	if rest := r &^ allRequirements; rest != 0 {
+		parts = append(parts, "requirement("+strconv.Itoa(int(rest))+")")
+	}
+	return strings.Join(parts, "+")
+}
+
+// MarshalText implements [encoding.TextMarshaler]; an undefined bit is an
+// error.
+func (r Requirement) MarshalText() ([]byte, error) {
+	if !r.IsValid() {
+		return nil, fmt.Errorf("tool: cannot marshal invalid requirement %d", uint8(r))
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText implements [encoding.TextUnmarshaler]: "none", or names
+// joined by "+"; unknown names are rejected and r is unchanged.
+func (r *Requirement) UnmarshalText(b []byte) error {
+	s := string(b)
+	if s == "none" {
+		*r = 0
+		return nil
+	}
+	var v Requirement
+	for _, part := range strings.Split(s, "+") {
+		switch part {
+		case "latest":
+			v |= RequireLatest
+		case "complete":
+			v |= RequireComplete
+		default:
+			return fmt.Errorf("tool: unknown requirement %q (want latest, complete, or both joined by +)", part)
+		}
+	}
+	*r = v
+	return nil
+}
+
+// check reports a contract that cannot work: a field set without what it
+// needs. prop reports whether the tool's input schema has a top-level
+// property.
+func (c *Contract) check(prop func(string) bool) error {
+	if c.MaxAge < 0 {
+		return errors.New("negative MaxAge")
+	}
+	if c.MaxAge > 0 && c.Provenance == nil {
+		return errors.New("MaxAge needs Provenance to tell when a result was fetched")
+	}
+	if p := c.Paging; p != nil {
+		if p.Next == nil || p.Param == "" {
+			return errors.New("Paging needs Next and Param")
+		}
+		if !prop(p.Param) {
+			return fmt.Errorf("Paging.Param %q is not a parameter of the input schema", p.Param)
+		}
+	}
+	if a := c.Async; a != nil && (a.Pending == nil || a.Poll == "" || a.Param == "") {
+		return errors.New("Async needs Pending, Poll and Param")
+	}
+	if c.Empty > EmptyAnswers {
+		return fmt.Errorf("unknown Empty policy %d", c.Empty)
+	}
+	return nil
 }
 
 // ResolvedOutput returns the resolved output schema, or nil.
@@ -55,11 +250,18 @@ type EmptyPolicy uint8
 
 // The empty-result policies.
 const (
-	EmptyAllowed EmptyPolicy = 0 // an empty result is a legal answer: SUCCESS (the default)
-	EmptyFails   EmptyPolicy = 1 // an empty result is a business failure: FAILED TOOL_RESULT_EMPTY
-	// EmptyAnswers: an empty result is the answer itself ("no invoice is
-	// overdue"): SUCCESS, Sufficient is not asked, and the business layer
-	// counts it as evidence, not as "executed, business not satisfied".
+	// EmptyAllowed: an empty result is a legal answer, SUCCESS, that does
+	// not serve the goal by itself (business status insufficient: "found
+	// nothing"); the default.
+	EmptyAllowed EmptyPolicy = 0
+	// EmptyFails: an empty result is a business failure: FAILED
+	// TOOL_RESULT_EMPTY.
+	EmptyFails EmptyPolicy = 1
+	// EmptyAnswers: an empty result is the answer (an empty
+	// database result may be a legitimate fact — no open invoices, no
+	// conflicting booking): SUCCESS that serves the goal (business status
+	// evidence), and the model is told that nothing matching is the
+	// answer.
 	EmptyAnswers EmptyPolicy = 2
 )
 
@@ -71,6 +273,7 @@ const (
 	FromAny    SourceKind = 0 // free: any value
 	FromUser   SourceKind = 1 // the user's own words in this node
 	FromResult SourceKind = 2 // a field of an earlier successful result of a given tool
+	FromStep   SourceKind = 3 // an output an earlier step of a task verified and handed on
 )
 
 // String returns free, user or result.
@@ -82,6 +285,8 @@ func (k SourceKind) String() string {
 		return "user"
 	case FromResult:
 		return "result"
+	case FromStep:
+		return "step"
 	}
 	return "source(" + strconv.Itoa(int(k)) + ")"
 }
@@ -95,8 +300,12 @@ type Source struct {
 	// (FromResult only).
 	Tool string
 	// Field is the dotted path of the field within that result; arrays are
-	// walked transparently ("sites.id" matches every element's id).
+	// walked transparently ("sites.id" matches every element's id). For
+	// FromStep, the output key of the step.
 	Field string
+	// Step is the task step whose verified output must hold the value
+	// (FromStep only).
+	Step string
 }
 
 // Free returns a source that accepts any value.
@@ -112,6 +321,15 @@ func Result(toolName, field string) Source {
 	return Source{Kind: FromResult, Tool: toolName, Field: field}
 }
 
+// Step returns a source that requires the value to equal output key of
+// the task step step, as that step verified it and handed it on (see
+// package task): a value the step produced from checked evidence, and
+// nothing else — not a value of this step's own tool results, not the
+// user's words, not one the model wrote.
+func Step(step, key string) Source {
+	return Source{Kind: FromStep, Step: step, Field: key}
+}
+
 func (s Source) check() error {
 	switch s.Kind {
 	case FromAny, FromUser:
@@ -119,6 +337,11 @@ func (s Source) check() error {
 	case FromResult:
 		if s.Tool == "" || s.Field == "" {
 			return errors.New("a result source needs a tool and a field")
+		}
+		return nil
+	case FromStep:
+		if s.Step == "" || s.Field == "" {
+			return errors.New("a step source needs a step and an output key")
 		}
 		return nil
 	}

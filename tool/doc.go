@@ -18,6 +18,23 @@
 // the tool and what to change. [New] panics for an argument type that is
 // not a struct or map.
 //
+// # What a result is
+//
+// A [Contract] says what a result of the tool is beyond "the function
+// returned": its shape, a business failure inside it, whether an empty
+// result is an answer ([EmptyAnswers]), the answer itself or a failure,
+// where, when and in which version it was obtained (Provenance), how old it
+// may be and still be the latest data (MaxAge), whether more pages follow
+// ([Paging]), whether it is an accepted job that is not done ([Async]), and
+// whether it is a wall instead of the content ([Wall]: a captcha, a login
+// page, a rate limit). A node states what it needs of a tool's results
+// with a [Requirement] (the latest data, every page). The response
+// contract guard applies them and tells the model the business verdict,
+// its reason and whether calling again can help
+// (docs/observation-contract.md). A parameter [Source] may require the
+// output an earlier step of a task verified ([Step]). Names starting with
+// "step:" are reserved for those outputs.
+//
 // # Effects
 //
 // An undeclared effect counts as [Write]: a write must pass the write gate

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/internal/fastschema"
 )
 
@@ -130,6 +131,9 @@ func (t *Tool) prepare() error {
 	if t.Name == "" {
 		return errors.New("tool: a tool needs a name")
 	}
+	if strings.HasPrefix(t.Name, evidence.StepPrefix) {
+		return fmt.Errorf("tool %q: names starting with %q are reserved for the outputs of a task's steps", t.Name, evidence.StepPrefix)
+	}
 	if t.Func == nil {
 		return fmt.Errorf("tool %q: no Func", t.Name)
 	}
@@ -153,6 +157,11 @@ func (t *Tool) prepare() error {
 			return fmt.Errorf("tool %q: output schema: %w", t.Name, err)
 		}
 		t.Contract.resolved = out
+	}
+	if t.Contract != nil {
+		if err := t.Contract.check(func(p string) bool { _, ok := t.InputSchema.Properties[p]; return ok }); err != nil {
+			return fmt.Errorf("tool %q: contract: %w", t.Name, err)
+		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(t.Params)) {
 		if _, ok := t.InputSchema.Properties[p]; !ok {

@@ -167,7 +167,8 @@ const (
 	// whose first attempt failed.
 	KeyFirstCode = attribute.Key("reactguard.tool.first_code")
 	// KeyBusinessStatus is the business layer's status when judged:
-	// evidence, repeated, insufficient, rejected (react.BusinessStatus).
+	// evidence, repeated, insufficient, rejected, accepted, blocked
+	// (react.BusinessStatus).
 	// On spans, evidence and repeated are not known yet (they are judged
 	// in call order): only the metrics carry them.
 	KeyBusinessStatus = attribute.Key("reactguard.tool.business_status")

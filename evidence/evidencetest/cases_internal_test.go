@@ -122,6 +122,14 @@ func (s sloppy) Append(ctx context.Context, run string, r evidence.Record) error
 
 func (sloppy) Import(context.Context, string, evidence.Snapshot) error { return nil }
 
+// amnesiac is a Memory that drops every record's provenance.
+type amnesiac struct{ *evidence.Memory }
+
+func (a amnesiac) Append(ctx context.Context, run string, r evidence.Record) error {
+	r.Provenance = evidence.Provenance{}
+	return a.Memory.Append(ctx, run, r)
+}
+
 // TestCasesCanFail runs every contract case against broken ledgers: each
 // case must catch at least one of them, and none may fail on Memory.
 func TestCasesCanFail(t *testing.T) {
@@ -130,6 +138,7 @@ func TestCasesCanFail(t *testing.T) {
 		"credulous": func() evidence.Ledger { return credulous{evidence.NewMemory()} },
 		"lastWins":  func() evidence.Ledger { return lastWins{evidence.NewMemory()} },
 		"sloppy":    func() evidence.Ledger { return sloppy{evidence.NewMemory()} },
+		"amnesiac":  func() evidence.Ledger { return amnesiac{evidence.NewMemory()} },
 	}
 	for _, c := range cases {
 		if errs := runCase(c, evidence.NewMemory()); len(errs) > 0 {

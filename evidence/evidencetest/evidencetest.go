@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
@@ -72,6 +73,7 @@ var cases = []contractCase{
 	{"SnapshotRoundTrip", snapshotRoundTrip},
 	{"ImportMerges", importMerges},
 	{"LoadReturnsTheRun", loadReturnsTheRun},
+	{"ProvenanceKept", provenanceKept},
 }
 
 func mustAppend(t tester, l evidence.Ledger, run string, rs ...evidence.Record) {
@@ -609,4 +611,78 @@ func loadReturnsTheRun(t tester, l evidence.Ledger, run string) {
 	if err != nil || len(empty.Records) != 0 || len(empty.UserTexts) != 0 {
 		t.Errorf("Load of a run never written = %+v, %v; want empty", empty, err)
 	}
+}
+
+// provenanceKept: a record's provenance (when, from where, which version)
+// reads back as evidence.Provenance.Clean gives it, from Records, Lookup,
+// Export and Load; a record without one reads back without one.
+func provenanceKept(t tester, l evidence.Ledger, run string) {
+	ctx := context.Background()
+	local := time.FixedZone("UTC+8", 8*3600)
+	fetched := time.Date(2025, 3, 1, 9, 30, 15, 123456789, local)
+	long := strings.Repeat("é", evidence.MaxProvenanceText) // twice the bound in bytes
+	read := success("c1", "search", 1, `{"hits":["a"]}`)
+	read.Provenance = evidence.Provenance{FetchedAt: fetched, Source: "https://example.com/q?x=1\x00\xff", ObjectID: "doc-1", Version: "v7"}
+	write := success("c2", "pay", 1, `{"receipt":"r-9"}`)
+	write.Provenance = evidence.Provenance{Voucher: "r-9", IdempotencyKey: "run/pay/abc", Source: long}
+	plain := failed("c3", "search", 1, "")
+	mustAppend(t, l, run, read, write, plain)
+	want := map[string]evidence.Provenance{"c1": read.Provenance.Clean(), "c2": write.Provenance.Clean(), "c3": {}}
+	if w := want["c1"]; !w.FetchedAt.Equal(fetched.Round(time.Microsecond)) || w.Source != "https://example.com/q?x=1\uFFFD" {
+		t.Fatalf("Provenance.Clean = %+v; want the fetch time to the microsecond in UTC and the URL without NUL and invalid bytes", w)
+	}
+	check := func(from string, rs []evidence.Record) {
+		t.Helper()
+		if len(rs) != 3 {
+			t.Errorf("%s: %d records; want 3", from, len(rs))
+			return
+		}
+		for _, r := range rs {
+			if !sameProvenance(r.Provenance, want[r.CallID]) {
+				t.Errorf("%s: record %s provenance = %+v; want %+v", from, r.CallID, r.Provenance, want[r.CallID])
+			}
+		}
+	}
+	rs, err := l.Records(ctx, run)
+	if err != nil {
+		t.Fatalf("Records = %v", err)
+	}
+	check("Records", rs)
+	if r, ok, err := l.Lookup(ctx, run, "c1"); err != nil || !ok || !sameProvenance(r.Provenance, want["c1"]) {
+		t.Errorf("Lookup(c1) = %+v, %v, %v; want provenance %+v", r.Provenance, ok, err, want["c1"])
+	}
+	if ex, ok := l.(evidence.Exporter); ok {
+		snap, err := ex.Export(ctx, run)
+		if err != nil {
+			t.Fatalf("Export = %v", err)
+		}
+		check("Export", snap.Records)
+		b, err := json.Marshal(snap)
+		if err != nil {
+			t.Fatalf("json.Marshal(snapshot) = %v", err)
+		}
+		var back evidence.Snapshot
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("json.Unmarshal = %v", err)
+		}
+		if err := ex.Import(ctx, run+"/copy", back); err != nil {
+			t.Fatalf("Import = %v", err)
+		}
+		copied, _ := l.Records(ctx, run+"/copy")
+		check("Records after Import", copied)
+	}
+	if ld, ok := l.(evidence.Loader); ok {
+		snap, err := ld.Load(ctx, run)
+		if err != nil {
+			t.Fatalf("Load = %v", err)
+		}
+		check("Load", snap.Records)
+	}
+}
+
+// sameProvenance compares provenances, times by instant.
+func sameProvenance(a, b evidence.Provenance) bool {
+	ta, tb := a.FetchedAt, b.FetchedAt
+	a.FetchedAt, b.FetchedAt = time.Time{}, time.Time{}
+	return a == b && ta.Equal(tb)
 }

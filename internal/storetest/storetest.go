@@ -10,8 +10,10 @@
 // write leaves nothing lost, stuck or run twice ([CrashPoints], over
 // [Instrument]), that runs driven through a server's restarts by several
 // processes finish with every write once ([FailoverLoad]), that a holder
-// whose sessions are ended keeps its write ([TerminatedMidWrite]), that
-// retention keeps what a valid snapshot needs ([Retention]), and how long
+// whose sessions are ended keeps its write ([TerminatedMidWrite]), that a
+// task of several steps stopped in its step 2 is resumed once across
+// processes, its step's input read from the store ([TaskAcrossProcesses]),
+// that retention keeps what a valid snapshot needs ([Retention]), and how long
 // guarded calls take beside the database's floor ([DurablePath], [Runs]).
 //
 // A store's TestMain calls [Main] first, so that the binary runs a child
@@ -285,6 +287,8 @@ func child(ctx context.Context, open Opener, role string, out io.Writer) error {
 	switch role {
 	case RoleCrash, RoleRecover, RoleFailover:
 		return crashChild(ctx, stores, role, out)
+	case RoleTaskSuspend, RoleTaskApprove, RoleTaskRerun:
+		return taskChild(ctx, stores, role, out)
 	}
 	b := backend{path: filepath.Join(os.Getenv(EnvDir), "backend.log")}
 	var hold string

@@ -64,11 +64,13 @@ WITH me AS (
 	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
 )
 SELECT -1::smallint AS kind, coalesce((SELECT token FROM c), 0) AS seq, NULL::bytea,
-	CASE WHEN EXISTS (SELECT 1 FROM me) THEN 1 ELSE 0 END, NULL::bytea, NULL::bytea, 0::smallint, 0, NULL::bytea, NULL::bytea, 0
+	CASE WHEN EXISTS (SELECT 1 FROM me) THEN 1 ELSE 0 END, NULL::bytea, NULL::bytea, 0::smallint, 0, NULL::bytea, NULL::bytea, 0,
+	NULL::timestamptz, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea
 UNION ALL
 SELECT 0::smallint, seq, ` + recordColumns + ` FROM reactguard_records WHERE run = $1 AND EXISTS (SELECT 1 FROM c)
 UNION ALL
-SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0
+SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0,
+	NULL::timestamptz, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea
 FROM reactguard_user_texts WHERE run = $1 AND EXISTS (SELECT 1 FROM c)
 ORDER BY kind, seq`
 
@@ -124,11 +126,13 @@ SELECT -1::smallint AS kind, coalesce((SELECT token FROM c), 0) AS seq, NULL::by
 	CASE WHEN EXISTS (SELECT 1 FROM me) THEN 1 ELSE 0 END + CASE WHEN EXISTS (SELECT 1 FROM decidable) THEN 2 ELSE 0 END
 		+ CASE WHEN EXISTS (SELECT 1 FROM claimable) THEN 4 ELSE 0 END
 		+ CASE WHEN EXISTS (SELECT 1 FROM prior WHERE kind <> $8) THEN 8 ELSE 0 END,
-	NULL::bytea, NULL::bytea, 0::smallint, 0, NULL::bytea, NULL::bytea, 0
+	NULL::bytea, NULL::bytea, 0::smallint, 0, NULL::bytea, NULL::bytea, 0,
+	NULL::timestamptz, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea
 UNION ALL
 SELECT 0::smallint, seq, ` + recordColumns + ` FROM reactguard_records WHERE run = $1 AND EXISTS (SELECT 1 FROM c)
 UNION ALL
-SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0
+SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0,
+	NULL::timestamptz, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea
 FROM reactguard_user_texts WHERE run = $1 AND EXISTS (SELECT 1 FROM c)
 ORDER BY kind, seq`
 

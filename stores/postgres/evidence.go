@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -52,18 +53,49 @@ func (e *Evidence) Append(ctx context.Context, run string, r evidence.Record) er
 	return nil
 }
 
-const recordColumns = `call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round`
+const recordColumns = `call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round, fetched_at, source, object_id, version, voucher, idempotency_key`
 
-func scanRecord(row pgx.Row) (evidence.Record, error) {
+// provenanceDest receives the provenance columns of a record (NULL in
+// rows written before schema version 6).
+type provenanceDest struct {
+	fetched                                     *time.Time
+	source, objectID, version, voucher, idemKey []byte
+}
+
+func (d *provenanceDest) dest() []any {
+	return []any{&d.fetched, &d.source, &d.objectID, &d.version, &d.voucher, &d.idemKey}
+}
+
+func (d *provenanceDest) provenance() evidence.Provenance {
+	p := evidence.Provenance{Source: string(d.source), ObjectID: string(d.objectID), Version: string(d.version), Voucher: string(d.voucher), IdempotencyKey: string(d.idemKey)}
+	if d.fetched != nil {
+		p.FetchedAt = d.fetched.UTC()
+	}
+	return p
+}
+
+// nullText is s as bytea, NULL when empty.
+func nullText(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+func scanRecord(row pgx.Row, extra ...any) (evidence.Record, error) {
 	var callID, tool, fp, payload, ref []byte
 	var oc int16
 	var code int32
 	var r evidence.Record
-	if err := row.Scan(&callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round); err != nil {
+	var pd provenanceDest
+	dest := make([]any, 0, len(extra)+15)
+	dest = append(dest, extra...)
+	dest = append(dest, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
+	if err := row.Scan(append(dest, pd.dest()...)...); err != nil {
 		return evidence.Record{}, err
 	}
 	r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
-	r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
+	r.Outcome, r.Code, r.Payload, r.Provenance = outcome.Outcome(oc), errcode.Code(code), payload, pd.provenance()
 	return r, nil
 }
 
@@ -128,21 +160,14 @@ func (e *Evidence) Executions(ctx context.Context, run, fingerprint string) (int
 		return 0, evidence.Record{}, nil
 	}
 	var calls int
-	var callID, tool, fp, payload, ref []byte
-	var oc int16
-	var code int32
-	var r evidence.Record
-	err := e.s.pool.QueryRow(ctx, `SELECT (SELECT count(DISTINCT call_id) FROM reactguard_records WHERE run = $1 AND fingerprint = $2), `+recordColumns+`
-FROM reactguard_records WHERE run = $1 AND fingerprint = $2 ORDER BY seq DESC LIMIT 1`, []byte(run), []byte(fingerprint)).
-		Scan(&calls, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
+	r, err := scanRecord(e.s.pool.QueryRow(ctx, `SELECT (SELECT count(DISTINCT call_id) FROM reactguard_records WHERE run = $1 AND fingerprint = $2), `+recordColumns+`
+FROM reactguard_records WHERE run = $1 AND fingerprint = $2 ORDER BY seq DESC LIMIT 1`, []byte(run), []byte(fingerprint)), &calls)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, evidence.Record{}, nil
 	}
 	if err != nil {
 		return 0, evidence.Record{}, schemaErr(ctx, "executions", err)
 	}
-	r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
-	r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
 	return calls, r, nil
 }
 
@@ -197,7 +222,8 @@ func (e *Evidence) UserSaid(ctx context.Context, run, value string) (bool, error
 const loadSQL = `
 SELECT 0::smallint AS kind, seq, ` + recordColumns + ` FROM reactguard_records WHERE run = $1
 UNION ALL
-SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0
+SELECT 1::smallint, seq, NULL::bytea, 0, NULL::bytea, NULL::bytea, 0::smallint, 0, text, NULL::bytea, 0,
+	NULL::timestamptz, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea, NULL::bytea
 FROM reactguard_user_texts WHERE run = $1
 ORDER BY kind, seq`
 
@@ -262,11 +288,8 @@ func scanRows(rows pgx.Rows, head func(seq int64, attempt int)) (evidence.Snapsh
 	for rows.Next() {
 		var kind int16
 		var seq int64
-		var callID, tool, fp, payload, ref []byte
-		var oc int16
-		var code int32
-		var r evidence.Record
-		if err := rows.Scan(&kind, &seq, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round); err != nil {
+		r, err := scanRecord(rows, &kind, &seq)
+		if err != nil {
 			return evidence.Snapshot{}, err
 		}
 		if kind == -1 {
@@ -276,11 +299,9 @@ func scanRows(rows pgx.Rows, head func(seq int64, attempt int)) (evidence.Snapsh
 			continue
 		}
 		if kind == 1 {
-			s.UserTexts = append(s.UserTexts, string(payload))
+			s.UserTexts = append(s.UserTexts, string(r.Payload))
 			continue
 		}
-		r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
-		r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
 		s.Records = append(s.Records, r)
 	}
 	return s, rows.Err()

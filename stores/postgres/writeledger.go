@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -504,12 +505,14 @@ func (ks *keys) epochOf(key string, token uint64) *epoch {
 // cond holds: the record with its salted fact hashes (its own index, see
 // Evidence), and the run's last write time, touched only when it is more
 // than ten seconds old (a fresh one is not even locked). Its parameters are numbered from base+1 in the order of
-// appendArgs.
+// appendArgs (the record, its facts, the time, then its provenance).
 func appendCTEs(base int, cond string) string {
 	p := func(i int) string { return fmt.Sprintf("$%d", base+i) }
 	return `rec AS (
-	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round, facts)
-	SELECT ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, ` + p(8) + `, ` + p(9) + `, ` + p(10) + `, ` + p(11) + `
+	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round, facts,
+		fetched_at, source, object_id, version, voucher, idempotency_key)
+	SELECT ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, ` + p(8) + `, ` + p(9) + `, ` + p(10) + `, ` + p(11) + `,
+		` + p(13) + `::timestamptz, ` + p(14) + `::bytea, ` + p(15) + `::bytea, ` + p(16) + `::bytea, ` + p(17) + `::bytea, ` + p(18) + `::bytea
 	WHERE ` + cond + `
 	ON CONFLICT (run, call_id, attempt) DO NOTHING
 ), touched AS (
@@ -528,8 +531,14 @@ func appendArgs(run string, r evidence.Record, at any) []any {
 			fs[i] = salted(run, h)
 		}
 	}
+	pv := r.Provenance.Clean()
+	var fetched *time.Time
+	if !pv.FetchedAt.IsZero() {
+		fetched = &pv.FetchedAt
+	}
 	return []any{[]byte(run), []byte(r.CallID), r.Attempt, []byte(r.Tool), []byte(r.Fingerprint), int16(r.Outcome), int32(r.Code),
-		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, fs, at}
+		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, fs, at,
+		fetched, nullText(pv.Source), nullText(pv.ObjectID), nullText(pv.Version), nullText(pv.Voucher), nullText(pv.IdempotencyKey)}
 }
 
 // salted returns the fact hash h of run as a record keeps it: salted with

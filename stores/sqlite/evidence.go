@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
@@ -46,6 +47,7 @@ func (e *Evidence) Append(ctx context.Context, run string, r evidence.Record) er
 	if r.Outcome == outcome.Success {
 		fs = facts.Of(r.Tool, r.Payload)
 	}
+	p := r.Provenance.Clean()
 	err := e.s.tx(ctx, func(tx *sql.Tx) error {
 		now := e.s.ts()
 		if _, err := tx.ExecContext(ctx, `INSERT INTO reactguard_evidence_runs (run, at) VALUES (?, ?) ON CONFLICT (run) DO UPDATE SET at = excluded.at`,
@@ -54,11 +56,13 @@ func (e *Evidence) Append(ctx context.Context, run string, r evidence.Record) er
 		}
 		var seq int64
 		err := tx.QueryRowContext(ctx, `
-INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round,
+	fetched_us, source, object_id, version, voucher, idempotency_key)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (run, call_id, attempt) DO NOTHING
 RETURNING seq`, blob(run), blob(r.CallID), r.Attempt, blob(r.Tool), blob(r.Fingerprint), int(r.Outcome), int(r.Code),
-			nullBytes(r.Payload), blob(r.PayloadRef), r.Round).Scan(&seq)
+			nullBytes(r.Payload), blob(r.PayloadRef), r.Round,
+			fetchedMicros(p), nullText(p.Source), nullText(p.ObjectID), nullText(p.Version), nullText(p.Voucher), nullText(p.IdempotencyKey)).Scan(&seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // the same (call, attempt) is held: keep the first
 		}
@@ -101,23 +105,46 @@ ON CONFLICT (run, fingerprint) DO UPDATE SET calls = calls + excluded.calls, las
 	return nil
 }
 
-const recordColumns = `call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round`
+const recordColumns = `call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round, fetched_us, source, object_id, version, voucher, idempotency_key`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanRecord(row scanner, extra ...any) (evidence.Record, error) {
 	var callID, tool, fp, payload, ref []byte
 	var oc, code int64
+	var fetched sql.NullInt64
+	var source, objectID, version, voucher, idemKey []byte
 	var r evidence.Record
-	dest := make([]any, 0, len(extra)+9)
+	dest := make([]any, 0, len(extra)+15)
 	dest = append(dest, extra...)
-	dest = append(dest, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round)
+	dest = append(dest, &callID, &r.Attempt, &tool, &fp, &oc, &code, &payload, &ref, &r.Round,
+		&fetched, &source, &objectID, &version, &voucher, &idemKey)
 	if err := row.Scan(dest...); err != nil {
 		return evidence.Record{}, err
 	}
 	r.CallID, r.Tool, r.Fingerprint, r.PayloadRef = string(callID), string(tool), string(fp), string(ref)
 	r.Outcome, r.Code, r.Payload = outcome.Outcome(oc), errcode.Code(code), payload
+	r.Provenance = evidence.Provenance{Source: string(source), ObjectID: string(objectID), Version: string(version), Voucher: string(voucher), IdempotencyKey: string(idemKey)}
+	if fetched.Valid {
+		r.Provenance.FetchedAt = time.UnixMicro(fetched.Int64).UTC()
+	}
 	return r, nil
+}
+
+// fetchedMicros is p's fetch time in Unix microseconds, NULL when unknown.
+func fetchedMicros(p evidence.Provenance) any {
+	if p.FetchedAt.IsZero() {
+		return nil
+	}
+	return p.FetchedAt.UnixMicro()
+}
+
+// nullText is s as a BLOB, NULL when empty.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }
 
 // Records implements [evidence.Ledger.Records].
@@ -184,7 +211,8 @@ func (e *Evidence) Executions(ctx context.Context, run, fingerprint string) (int
 		return 0, evidence.Record{}, nil
 	}
 	var calls int
-	r, err := scanRecord(e.s.db.QueryRowContext(ctx, `SELECT p.calls, r.call_id, r.attempt, r.tool, r.fingerprint, r.outcome, r.code, r.payload, r.payload_ref, r.round
+	r, err := scanRecord(e.s.db.QueryRowContext(ctx, `SELECT p.calls, r.call_id, r.attempt, r.tool, r.fingerprint, r.outcome, r.code, r.payload, r.payload_ref, r.round,
+	r.fetched_us, r.source, r.object_id, r.version, r.voucher, r.idempotency_key
 FROM reactguard_prints p JOIN reactguard_records r ON r.seq = p.last_seq
 WHERE p.run = ? AND p.fingerprint = ?`, blob(run), blob(fingerprint)), &calls)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -249,7 +277,7 @@ func (e *Evidence) Load(ctx context.Context, run string) (evidence.Snapshot, err
 	rows, err := e.s.db.QueryContext(ctx, `
 SELECT 0, seq, `+recordColumns+` FROM reactguard_records WHERE run = ?1
 UNION ALL
-SELECT 1, seq, NULL, 0, NULL, NULL, 0, 0, text, NULL, 0 FROM reactguard_user_texts WHERE run = ?1
+SELECT 1, seq, NULL, 0, NULL, NULL, 0, 0, text, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL FROM reactguard_user_texts WHERE run = ?1
 ORDER BY 1, 2`, blob(run))
 	if err != nil {
 		return evidence.Snapshot{}, schemaErr(ctx, "load evidence", err)

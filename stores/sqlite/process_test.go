@@ -36,6 +36,14 @@ func TestProcesses_ExactlyOnce(t *testing.T) {
 	storetest.ExactlyOnce(t, processes(t), 8)
 }
 
+// A task stopped in its step 2 for the approval of a write in one
+// process, approved by four processes at once: one resumes it (step 2's
+// input from step 1 read from the store), the write runs once and the task
+// ends met; the others get react.ErrAlreadyResumed.
+func TestProcesses_Task(t *testing.T) {
+	storetest.TaskAcrossProcesses(t, processes(t), 4)
+}
+
 // A process killed by SIGKILL while its approved write runs leaves the
 // write uncertain and its claim taken: the next process resumes the same
 // run (ResumeRun), takes the claim over and answers WRITE_PENDING_VERIFY;

@@ -2,6 +2,7 @@ package react_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
+	"github.com/reactguard/reactguard/runstore"
+	"github.com/reactguard/reactguard/tool"
 )
 
 // This file holds tests written to kill mutants that lived through the
@@ -66,6 +70,65 @@ func TestParallelReads_NonReadsRunAlone(t *testing.T) {
 			for id, part := range tt.answer {
 				assert.Contains(t, toolMessage(t, res.Transcript, id).Content, part, tt.reason)
 			}
+		})
+	}
+}
+
+// With ParallelReads, a read that is alone in its turn (no read beside it
+// to run with) is run as in a sequential node: the stream hears its
+// EventToolStart before the tool runs, not after it returned as the calls
+// of a batch are heard. Each case is one turn of reads, then the finish.
+func TestRunStream_LoneReadIsHeardLive(t *testing.T) {
+	tests := []struct {
+		name   string
+		calls  []react.ToolCall
+		live   map[string]bool // call id: whether the stream heard its start before it ran
+		reason string
+	}{
+		{
+			name:   "a lone read",
+			calls:  []react.ToolCall{reacttest.Call("l1", "look", `{"a":1}`)},
+			live:   map[string]bool{"l1": true},
+			reason: "nothing to run it with: it runs alone, heard live",
+		},
+		{
+			name:   "a batch of two reads",
+			calls:  []react.ToolCall{reacttest.Call("l1", "look", `{"a":1}`), reacttest.Call("l2", "look", `{"a":2}`)},
+			live:   map[string]bool{"l1": false, "l2": false},
+			reason: "a batch runs concurrently: the stream hears its events once it returned",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			heard := map[string]bool{} // call ids whose start the stream delivered
+			live := map[string]bool{}
+			look := newFake("look", tool.Read, func(_ context.Context, req tool.Request) (any, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				live[req.CallID] = heard[req.CallID]
+				return map[string]any{"balance": 7}, nil
+			})
+			cfg := newEnv(t, newScript(), look.Tool).cfg
+			cfg.Model = reacttest.Stream(
+				reacttest.Split(reacttest.Calls(tt.calls...), 3),
+				reacttest.Split(reacttest.Calls(reacttest.Call("f", react.ToolFinish, `{}`)), 2),
+			)
+			cfg.Runs = runstore.NewMemory()
+			loop, err := react.New(cfg)
+			require.NoError(t, err)
+			node := react.Node{Name: "look", Tools: []string{"look"}, ParallelReads: true}
+			for e, err := range loop.RunStream(context.Background(), node, "look") {
+				require.NoError(t, err, tt.reason)
+				if e.Kind == react.EventToolStart {
+					mu.Lock()
+					heard[e.ToolStart.CallID] = true
+					mu.Unlock()
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Equal(t, tt.live, live, tt.reason)
 		})
 	}
 }

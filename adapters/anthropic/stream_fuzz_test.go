@@ -2,13 +2,12 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/reactguard/reactguard/modelerr"
+	"github.com/reactguard/reactguard/internal/chattest"
 	"github.com/reactguard/reactguard/react"
 )
 
@@ -22,31 +21,8 @@ func FuzzStream(f *testing.F) {
 	f.Add("data: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":3}}\n\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(strings.NewReader(body))}
-		var err error
-		var a react.Assembler
-		readStream(context.Background(), resp, func(c react.Chunk, e error) bool {
-			if e != nil {
-				err = e
-				return false
-			}
-			if c.Call != nil && (c.Call.Index < 0 || c.Call.Index >= react.MaxStreamCalls) {
-				t.Fatalf("call index %d out of range", c.Call.Index)
-			}
-			if aerr := a.Add(c); aerr != nil {
-				if !errors.Is(aerr, react.ErrMalformedStream) {
-					t.Fatalf("the assembler: %v", aerr)
-				}
-				return false
-			}
-			return true
-		})
-		if err != nil {
-			if _, ok := err.(*modelerr.Error); !ok { //nolint:errorlint // the adapter's own type
-				t.Fatalf("error %T %v is not a *modelerr.Error", err, err)
-			}
-			return
-		}
-		if !strings.Contains(body, "message_stop") {
+		stream := func(yield func(react.Chunk, error) bool) { readStream(context.Background(), resp, yield) }
+		if _, ok := chattest.CheckStream(t, stream, react.MaxStreamCalls); ok && !strings.Contains(body, "message_stop") {
 			t.Fatalf("a stream without message_stop yielded no error: %q", body)
 		}
 	})

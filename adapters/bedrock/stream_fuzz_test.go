@@ -3,14 +3,12 @@ package bedrock_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
-	"github.com/reactguard/reactguard/modelerr"
-	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/internal/chattest"
 )
 
 // FuzzStream feeds arbitrary bytes as a ConverseStream answer through the
@@ -32,27 +30,7 @@ func FuzzStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		body.Store(&b)
 		m := newModelURL(t, srv.URL)
-		var a react.Assembler
-		var err error
-		for c, e := range m.GenerateStream(context.Background(), hello) {
-			if e != nil {
-				err = e
-				break
-			}
-			if aerr := a.Add(c); aerr != nil {
-				if !errors.Is(aerr, react.ErrMalformedStream) {
-					t.Fatalf("the assembler: %v", aerr)
-				}
-				return
-			}
-		}
-		if err != nil {
-			if _, ok := err.(*modelerr.Error); !ok { //nolint:errorlint // the adapter's own type
-				t.Fatalf("error %T %v is not a *modelerr.Error", err, err)
-			}
-			return
-		}
-		if !bytes.Contains(b, []byte("messageStop")) {
+		if _, ok := chattest.CheckStream(t, m.GenerateStream(context.Background(), hello), 0); ok && !bytes.Contains(b, []byte("messageStop")) {
 			t.Fatalf("a stream without messageStop yielded no error: %q", b)
 		}
 	})

@@ -2,15 +2,13 @@ package gemini_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/reactguard/reactguard/modelerr"
-	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/internal/chattest"
 )
 
 // FuzzStream feeds arbitrary event streams to the adapter through the
@@ -32,27 +30,10 @@ func FuzzStream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b string) {
 		body.Store(&b)
 		m := newModelURL(t, srv.URL)
-		var a react.Assembler
-		var err error
-		for c, e := range m.GenerateStream(context.Background(), hello) {
-			if e != nil {
-				err = e
-				break
-			}
-			if aerr := a.Add(c); aerr != nil {
-				if !errors.Is(aerr, react.ErrMalformedStream) {
-					t.Fatalf("the assembler: %v", aerr)
-				}
-				return
-			}
-		}
-		if err != nil {
-			if _, ok := err.(*modelerr.Error); !ok { //nolint:errorlint // the adapter's own type
-				t.Fatalf("error %T %v is not a *modelerr.Error", err, err)
-			}
+		resp, ok := chattest.CheckStream(t, m.GenerateStream(context.Background(), hello), 0)
+		if !ok {
 			return
 		}
-		resp := a.Response()
 		if resp.FinishReason == "" {
 			t.Fatalf("a stream without a finish reason yielded no error: %q", b)
 		}

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -14,15 +15,20 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 )
 
-// Evidence is the [evidence.Ledger] of a [Store]. A record carries its own
-// index, so that an Append writes one row and every lookup stays one index
-// probe whatever the number of records: the hashes of its facts (for a
-// success: the tool, each (tool, path, text) leaf, each text and word at
-// any path; see [evidence.Walk] and [evidence.Words]), salted with the run
-// and kept in a GIN-indexed column, answer HasValue and HasResult, and an
-// index on (run, fingerprint, seq) answers Executions. UserSaid reads the run's user texts (its cost grows with
-// what the user said, as the contract allows) and matches them with
-// [evidence.Said].
+// Evidence is the [evidence.Ledger] of a [Store]. An Append writes one
+// row and one primary-key entry, in one statement: the record is its own
+// only index. A run's lookups in a loop are answered from the loop's
+// [evidence.Cache], which reads the run's records once (see Load); used
+// without a cache, each lookup is one statement over the run's records,
+// read through the primary key (run first), so its cost grows with the
+// run's records and not with the table: HasResult and HasValue recompute
+// the facts of the run's successes ([evidence.Walk], [evidence.Words]) as
+// [evidence.Memory] indexes them, and Executions reads the fingerprint's
+// records. UserSaid reads the run's user texts (its cost grows with what
+// the user said, as the contract allows) and matches them with
+// [evidence.Said]. Records written by schema versions 4 to 6 carry their
+// salted fact hashes, and those of earlier versions have rows in a table of
+// facts: both are read too.
 //
 // Evidence does not implement [evidence.Exporter]: its state outlives the
 // process, so a snapshot of a run that uses it carries no evidence, and
@@ -126,35 +132,64 @@ WHERE run = $1 AND call_id = $2 ORDER BY outcome = $3 DESC, seq DESC LIMIT 1`, [
 	return r, true, nil
 }
 
-// has reports whether the run holds fact h: in a record (salted, through
-// the GIN index of the records' facts), or in reactguard_facts for the
-// records of schema versions before 4.
-func (e *Evidence) has(ctx context.Context, run string, h []byte) (bool, error) {
-	var ok bool
-	err := e.s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reactguard_records WHERE facts @> ARRAY[$2::bytea] AND run = $1)
-	OR EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $3)`, []byte(run), salted(run, h), h).Scan(&ok)
+// hasSQL reads what answers whether a run holds a fact: the successes of
+// the run (of tool $5 when it is not empty) written without fact hashes,
+// and one row of NULLs when a record of schema versions 4 to 6 (salted
+// hashes, $2) or of an earlier version (the facts table, $3) holds it.
+const hasSQL = `
+SELECT tool, payload FROM reactguard_records
+WHERE run = $1 AND outcome = $4 AND facts IS NULL AND ($5 = ''::bytea OR tool = $5)
+UNION ALL
+SELECT NULL, NULL WHERE EXISTS (SELECT 1 FROM reactguard_records WHERE run = $1 AND facts @> ARRAY[$2::bytea])
+	OR EXISTS (SELECT 1 FROM reactguard_facts WHERE run = $1 AND h = $3)`
+
+// has reports whether the run holds fact h of tool (empty: of any tool):
+// one of its successes has it among its facts ([facts.Of]).
+func (e *Evidence) has(ctx context.Context, run, tool string, h []byte) (bool, error) {
+	rows, err := e.s.pool.Query(ctx, hasSQL, []byte(run), salted(run, h), h, int16(outcome.Success), []byte(tool))
 	if err != nil {
 		return false, schemaErr(ctx, "evidence lookup", err)
 	}
-	return ok, nil
+	defer rows.Close()
+	found := false
+	for rows.Next() && !found {
+		var rtool, payload []byte
+		if err := rows.Scan(&rtool, &payload); err != nil {
+			return false, schemaErr(ctx, "evidence lookup", err)
+		}
+		if rtool == nil { // a record of an earlier version holds it
+			found = true
+			break
+		}
+		for _, f := range facts.Of(string(rtool), payload) {
+			if bytes.Equal(f, h) {
+				found = true
+				break
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, schemaErr(ctx, "evidence lookup", err)
+	}
+	return found, nil
 }
 
 // HasResult implements [evidence.Ledger.HasResult].
 func (e *Evidence) HasResult(ctx context.Context, run, tool string) (bool, error) {
-	return e.has(ctx, run, facts.Tool(tool))
+	return e.has(ctx, run, tool, facts.Tool(tool))
 }
 
 // HasValue implements [evidence.Ledger.HasValue].
 func (e *Evidence) HasValue(ctx context.Context, run, tool, field, value string) (bool, error) {
 	if tool == "" {
-		return e.has(ctx, run, facts.Any(value))
+		return e.has(ctx, run, "", facts.Any(value))
 	}
-	return e.has(ctx, run, facts.Value(tool, field, value))
+	return e.has(ctx, run, tool, facts.Value(tool, field, value))
 }
 
 // Executions implements [evidence.Ledger.Executions]: the fingerprint's
-// distinct calls and latest record, over the records' (run, fingerprint,
-// seq) index.
+// distinct calls and latest record, among the run's records.
 func (e *Evidence) Executions(ctx context.Context, run, fingerprint string) (int, evidence.Record, error) {
 	if fingerprint == "" {
 		return 0, evidence.Record{}, nil

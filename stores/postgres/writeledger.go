@@ -14,8 +14,6 @@ import (
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
-	"github.com/reactguard/reactguard/internal/facts"
-	"github.com/reactguard/reactguard/outcome"
 )
 
 // WriteLedger is the [guard.WriteLedger] of a [Store]. Begin claims a key
@@ -502,48 +500,41 @@ func (ks *keys) epochOf(key string, token uint64) *epoch {
 }
 
 // appendCTEs returns the CTEs that append one evidence record, only when
-// cond holds: the record with its salted fact hashes (its own index, see
+// cond holds: the record (one row and its primary key: no other index, see
 // Evidence), and the run's last write time, touched only when it is more
-// than ten seconds old (a fresh one is not even locked). Its parameters are numbered from base+1 in the order of
-// appendArgs (the record, its facts, the time, then its provenance).
+// than ten seconds old (a fresh one is not even locked). Its parameters
+// are numbered from base+1 in the order of appendArgs (the record, the
+// time, then its provenance).
 func appendCTEs(base int, cond string) string {
 	p := func(i int) string { return fmt.Sprintf("$%d", base+i) }
 	return `rec AS (
-	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round, facts,
+	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round,
 		fetched_at, source, object_id, version, voucher, idempotency_key)
-	SELECT ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, ` + p(8) + `, ` + p(9) + `, ` + p(10) + `, ` + p(11) + `,
-		` + p(13) + `::timestamptz, ` + p(14) + `::bytea, ` + p(15) + `::bytea, ` + p(16) + `::bytea, ` + p(17) + `::bytea, ` + p(18) + `::bytea
+	SELECT ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, ` + p(8) + `, ` + p(9) + `, ` + p(10) + `,
+		` + p(12) + `::timestamptz, ` + p(13) + `::bytea, ` + p(14) + `::bytea, ` + p(15) + `::bytea, ` + p(16) + `::bytea, ` + p(17) + `::bytea
 	WHERE ` + cond + `
 	ON CONFLICT (run, call_id, attempt) DO NOTHING
 ), touched AS (
-	INSERT INTO reactguard_evidence_runs (run, at) SELECT ` + p(1) + `, ` + p(12) + ` WHERE ` + cond + `
-		AND NOT EXISTS (SELECT 1 FROM reactguard_evidence_runs WHERE run = ` + p(1) + ` AND at >= ` + p(12) + `::timestamptz - interval '10 seconds')
+	INSERT INTO reactguard_evidence_runs (run, at) SELECT ` + p(1) + `, ` + p(11) + ` WHERE ` + cond + `
+		AND NOT EXISTS (SELECT 1 FROM reactguard_evidence_runs WHERE run = ` + p(1) + ` AND at >= ` + p(11) + `::timestamptz - interval '10 seconds')
 	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
 )`
 }
 
 // appendArgs are the parameters of appendCTEs for record r of run.
 func appendArgs(run string, r evidence.Record, at any) []any {
-	var fs [][]byte
-	if r.Outcome == outcome.Success {
-		fs = facts.Of(r.Tool, r.Payload)
-		for i, h := range fs {
-			fs[i] = salted(run, h)
-		}
-	}
 	pv := r.Provenance.Clean()
 	var fetched *time.Time
 	if !pv.FetchedAt.IsZero() {
 		fetched = &pv.FetchedAt
 	}
 	return []any{[]byte(run), []byte(r.CallID), r.Attempt, []byte(r.Tool), []byte(r.Fingerprint), int16(r.Outcome), int32(r.Code),
-		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, fs, at,
+		nullBytes(r.Payload), []byte(r.PayloadRef), r.Round, at,
 		fetched, nullText(pv.Source), nullText(pv.ObjectID), nullText(pv.Version), nullText(pv.Voucher), nullText(pv.IdempotencyKey)}
 }
 
-// salted returns the fact hash h of run as a record keeps it: salted with
-// the run, so that the GIN index over every record's facts finds a run's
-// fact by one key.
+// salted returns the fact hash h of run as the records of schema versions
+// 4 to 6 kept it in their facts column: salted with the run.
 func salted(run string, h []byte) []byte {
 	d := sha256.New()
 	var n [binary.MaxVarintLen64]byte

@@ -43,8 +43,13 @@ var (
 	_ evidence.TextLoader = (*Evidence)(nil)
 )
 
-// appendRecord appends one record with its index rows (see appendCTEs).
-var appendRecord = `WITH ` + appendCTEs(0, "TRUE") + ` SELECT true`
+// appendRecord appends one record and moves the run's last write time
+// when it is old (see appendCTEs); appendFresh appends one record of a run
+// whose time this Store moved within touchEvery.
+var (
+	appendRecord = `WITH ` + appendCTEs(0, "TRUE", true) + ` SELECT ` + touchedColumn(true)
+	appendFresh  = `WITH ` + appendCTEs(0, "TRUE", false) + ` SELECT ` + touchedColumn(false)
+)
 
 // Append implements [evidence.Ledger.Append] in one statement (one round
 // trip).
@@ -53,8 +58,17 @@ func (e *Evidence) Append(ctx context.Context, run string, r evidence.Record) er
 		return err
 	}
 	e.s.prefetched.Delete(run)
-	if _, err := e.s.pool.Exec(ctx, appendRecord, appendArgs(run, r, e.s.ts())...); err != nil {
+	at := e.s.ts()
+	q := appendRecord
+	if e.s.touches.fresh(run, at) {
+		q = appendFresh
+	}
+	var touched bool
+	if err := e.s.pool.QueryRow(ctx, q, appendArgs(run, r, at)...).Scan(&touched); err != nil {
 		return schemaErr(ctx, "append evidence", err)
+	}
+	if touched {
+		e.s.touches.moved(run, at)
 	}
 	return nil
 }

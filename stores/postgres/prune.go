@@ -77,6 +77,10 @@ const kept = `
 // SnapshotMaxAge to at most the retention minus the longest such time.
 func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 	before = micro(before)
+	// Its next append of a run whose evidence this deletes must write the
+	// run's last write time again (see touchMemo): forget, before and after.
+	s.touches.forget()
+	defer s.touches.forget()
 	var p Pruned
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		p = Pruned{}

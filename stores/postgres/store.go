@@ -78,6 +78,7 @@ type Store struct {
 	prefetched pending.Map[string, prefetch]      // run → its evidence, read with its resume claim
 	runOps     pending.Map[string, pendingRun]    // run → its save or delete that settles a claim, whose statement failed
 	gated      gatedMemo                          // run → the call this store just gated (see Approvals.Gated)
+	touches    touchMemo                          // run → when this store last moved its last write time
 }
 
 // pendingFinish is a final write record whose Finish failed; it is stored

@@ -241,6 +241,8 @@ SELECT count(*) FROM th`
 
 // Delete implements [threadstore.Store.Delete] in one statement.
 func (t *Threads) Delete(ctx context.Context, id string) error {
+	t.s.touches.forget()
+	defer t.s.touches.forget()
 	var n int
 	if err := t.s.pool.QueryRow(ctx, fmt.Sprintf(deleteThreads, `$1`), []byte(id)).Scan(&n); err != nil {
 		return schemaErr(ctx, "delete thread", err)

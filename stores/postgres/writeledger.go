@@ -393,15 +393,22 @@ func (l *WriteLedger) store(ctx context.Context, key string, p pendingFinish, ru
 	if p.token != 0 {
 		args = append(args, p.token)
 	}
-	q := `WITH w AS (` + w + `) SELECT EXISTS (SELECT 1 FROM w)`
+	q := `WITH w AS (` + w + `) SELECT EXISTS (SELECT 1 FROM w), false`
+	var at time.Time
+	touch := false
 	if r != nil {
 		n := len(args)
-		q = `WITH w AS (` + w + `), ` + appendCTEs(n, `EXISTS (SELECT 1 FROM w)`) + ` SELECT EXISTS (SELECT 1 FROM w)`
-		args = append(args, appendArgs(run, *r, l.s.ts())...)
+		at = l.s.ts()
+		touch = !l.s.touches.fresh(run, at)
+		q = `WITH w AS (` + w + `), ` + appendCTEs(n, `EXISTS (SELECT 1 FROM w)`, touch) + ` SELECT EXISTS (SELECT 1 FROM w), ` + touchedColumn(touch)
+		args = append(args, appendArgs(run, *r, at)...)
 	}
-	var stored bool
-	if err := l.s.pool.QueryRow(ctx, q, args...).Scan(&stored); err != nil {
+	var stored, touched bool
+	if err := l.s.pool.QueryRow(ctx, q, args...).Scan(&stored, &touched); err != nil {
 		return schemaErr(ctx, "finish", err)
+	}
+	if touched {
+		l.s.touches.moved(run, at)
 	}
 	if !stored {
 		return fmt.Errorf("postgres: finish %q: %w: its claim %d is no longer the key's current one, or the key is not running or uncertain", key, guard.ErrFenced, p.token)
@@ -499,26 +506,89 @@ func (ks *keys) epochOf(key string, token uint64) *epoch {
 	return k.ep
 }
 
+// touchEvery is how old a run's last write time must be before an append
+// moves it: it moves in steps of this much, so that the appends of a busy
+// run do not all write its row.
+const touchEvery = 10 * time.Second
+
 // appendCTEs returns the CTEs that append one evidence record, only when
 // cond holds: the record (one row and its primary key: no other index, see
-// Evidence), and the run's last write time, touched only when it is more
-// than ten seconds old (a fresh one is not even locked). Its parameters
-// are numbered from base+1 in the order of appendArgs (the record, the
-// time, then its provenance).
-func appendCTEs(base int, cond string) string {
+// Evidence), and, when touch is set, the run's last write time, moved only
+// when it is touchEvery old or more (a fresh one is not even locked; the
+// CTE touched returns a row when it moved it). Its parameters are numbered
+// from base+1 in the order of appendArgs (the record, the time, then its
+// provenance).
+func appendCTEs(base int, cond string, touch bool) string {
 	p := func(i int) string { return fmt.Sprintf("$%d", base+i) }
-	return `rec AS (
+	ctes := `rec AS (
 	INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round,
 		fetched_at, source, object_id, version, voucher, idempotency_key)
 	SELECT ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `, ` + p(8) + `, ` + p(9) + `, ` + p(10) + `,
 		` + p(12) + `::timestamptz, ` + p(13) + `::bytea, ` + p(14) + `::bytea, ` + p(15) + `::bytea, ` + p(16) + `::bytea, ` + p(17) + `::bytea
 	WHERE ` + cond + `
 	ON CONFLICT (run, call_id, attempt) DO NOTHING
-), touched AS (
-	INSERT INTO reactguard_evidence_runs (run, at) SELECT ` + p(1) + `, ` + p(11) + ` WHERE ` + cond + `
-		AND NOT EXISTS (SELECT 1 FROM reactguard_evidence_runs WHERE run = ` + p(1) + ` AND at >= ` + p(11) + `::timestamptz - interval '10 seconds')
-	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
 )`
+	if !touch {
+		// The time parameter is still sent: give it its type.
+		return ctes + `, untouched AS (SELECT ` + p(11) + `::timestamptz)`
+	}
+	return ctes + `, touched AS (
+	INSERT INTO reactguard_evidence_runs (run, at) SELECT ` + p(1) + `, ` + p(11) + ` WHERE ` + cond + `
+		AND NOT EXISTS (SELECT 1 FROM reactguard_evidence_runs WHERE run = ` + p(1) + ` AND at >= ` + p(11) + `::timestamptz - interval '` + fmt.Sprint(touchEvery.Seconds()) + ` seconds')
+	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
+	RETURNING 1
+)`
+}
+
+// touchedColumn is the select-list column that says whether the CTEs of
+// appendCTEs moved the run's last write time.
+func touchedColumn(touch bool) string {
+	if touch {
+		return `EXISTS (SELECT 1 FROM touched)`
+	}
+	return `false`
+}
+
+// touchMemo remembers when this Store last moved the last write time of a
+// run (reactguard_evidence_runs), so that its appends within touchEvery
+// after that leave the row alone without asking the database: an append
+// whose statement has no part that touches the row costs less than one
+// whose part finds it fresh. Another process's touch is not remembered
+// (its appends here ask the database, as before). The Store forgets it all
+// when it prunes or deletes evidence, so that a run whose row it deleted
+// gets it again at its next append. It is bounded: it is emptied when it
+// holds maxTouchMemo runs.
+type touchMemo struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+const maxTouchMemo = 4096
+
+// fresh reports whether this Store moved run's last write time within
+// touchEvery before at (or at at).
+func (t *touchMemo) fresh(run string, at time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last, ok := t.m[run]
+	return ok && at.Sub(last) <= touchEvery && !at.Before(last)
+}
+
+// moved records that this Store moved run's last write time to at.
+func (t *touchMemo) moved(run string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil || len(t.m) >= maxTouchMemo {
+		t.m = make(map[string]time.Time)
+	}
+	t.m[run] = at
+}
+
+// forget empties the memo.
+func (t *touchMemo) forget() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.m = nil
 }
 
 // appendArgs are the parameters of appendCTEs for record r of run.

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"os"
 	"slices"
 	"testing"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/internal/facts"
 	"github.com/reactguard/reactguard/outcome"
-	"github.com/reactguard/reactguard/stores/postgres"
 )
 
 // saltedV6 is a fact hash as the records of schema versions 4 to 6 kept
@@ -39,22 +37,7 @@ func TestSchema_Version7KeepsEarlierFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(bg) }()
-	files := []string{"0001_init.sql", "0002_settled_claims.sql", "0003_owners_audit.sql", "0004_leases.sql", "0005_threads.sql", "0006_evidence_provenance.sql"}
-	if _, err := conn.Exec(bg, `CREATE TABLE reactguard_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range files {
-		b, err := os.ReadFile("migrations/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(bg, string(b)); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if _, err := conn.Exec(bg, `INSERT INTO reactguard_schema (version, name) VALUES ($1, $2)`, i+1, f); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migrateTo(t, conn, 6)
 	// A version-6 record whose payload says nothing: only its hashes hold
 	// the value, so finding it proves they are read.
 	run := "run-6"
@@ -67,14 +50,7 @@ func TestSchema_Version7KeepsEarlierFacts(t *testing.T) {
 	if _, err := conn.Exec(bg, `INSERT INTO reactguard_facts (run, h) VALUES ($1, $2)`, []byte(run), facts.Any("legacy-7")); err != nil {
 		t.Fatal(err)
 	}
-	s, err := postgres.Open(bg, d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Migrate(bg); err != nil {
-		t.Fatalf("Migrate from version 6 = %v", err)
-	}
+	s := upgraded(t, d, 6)
 	ev := s.Evidence()
 	if err := ev.Append(bg, run, evidence.Record{CallID: "c2", Tool: "lookup", Fingerprint: "fp2", Outcome: outcome.Success, Attempt: 1,
 		Payload: []byte(`{"id":"n-1","owner":{"name":"Ada Lovelace"}}`)}); err != nil {

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -190,4 +192,46 @@ func withDatabase(t testing.TB, d, db string) string {
 	}
 	u.Path = "/" + db
 	return u.String()
+}
+
+// migrateTo brings the empty schema of conn to version v as the files in
+// migrations/ write it (without the Store), recording each version: the
+// state a database of an earlier release is in.
+func migrateTo(t testing.TB, conn *pgx.Conn, v int) {
+	t.Helper()
+	files, err := filepath.Glob("migrations/*.sql")
+	if err != nil || len(files) < v {
+		t.Fatalf("migrations: %d files, %v; want at least %d", len(files), err, v)
+	}
+	sort.Strings(files)
+	if _, err := conn.Exec(bg, `CREATE TABLE reactguard_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files[:v] {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(bg, string(b)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if _, err := conn.Exec(bg, `INSERT INTO reactguard_schema (version, name) VALUES ($1, $2)`, i+1, filepath.Base(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// upgraded opens a Store on the DSN d of a schema at version from and
+// migrates it to SchemaVersion; the Store is closed when t ends.
+func upgraded(t testing.TB, d string, from int) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(bg, d, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := s.Migrate(bg); err != nil {
+		t.Fatalf("Migrate from version %d = %v", from, err)
+	}
+	return s
 }

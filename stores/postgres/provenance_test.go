@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/outcome"
-	"github.com/reactguard/reactguard/stores/postgres"
 )
 
 // Records written by the schema of version 3, before records carried
@@ -23,31 +21,12 @@ func TestSchema_UpgradeKeepsEvidenceReadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(bg) }()
-	qs := []string{`CREATE TABLE reactguard_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`}
-	for _, f := range []string{"0001_init.sql", "0002_settled_claims.sql", "0003_owners_audit.sql"} {
-		b, err := os.ReadFile("migrations/" + f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qs = append(qs, string(b))
-	}
-	qs = append(qs,
-		`INSERT INTO reactguard_schema (version, name) VALUES (1, '0001_init.sql'), (2, '0002_settled_claims.sql'), (3, '0003_owners_audit.sql')`,
-		`INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
-		 VALUES ('run-old', 'c1', 1, 'search', 'fp', 1, 0, '{"id":"s-1"}', '', 1)`)
-	for _, q := range qs {
-		if _, err := conn.Exec(bg, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := postgres.Open(bg, d, nil)
-	if err != nil {
+	migrateTo(t, conn, 3)
+	if _, err := conn.Exec(bg, `INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
+		 VALUES ('run-old', 'c1', 1, 'search', 'fp', 1, 0, '{"id":"s-1"}', '', 1)`); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if err := s.Migrate(bg); err != nil {
-		t.Fatalf("Migrate from version 3 = %v", err)
-	}
+	s := upgraded(t, d, 3)
 	ev := s.Evidence()
 	old, ok, err := ev.Lookup(bg, "run-old", "c1")
 	if err != nil || !ok || string(old.Payload) != `{"id":"s-1"}` || !old.Provenance.IsZero() {

@@ -104,14 +104,8 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = conn.Close(bg) }()
-	v1, err := os.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
+	migrateTo(t, conn, 1)
 	for _, q := range []string{
-		`CREATE TABLE reactguard_schema (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-		string(v1),
-		`INSERT INTO reactguard_schema (version, name) VALUES (1, '0001_init.sql')`,
 		`INSERT INTO reactguard_claims (run, id, owner, at) VALUES ('run-old', 's1', 4242, now())`, // no session holds lock 4242
 		// Evidence as version 1 kept it: the record, its facts in a table.
 		`INSERT INTO reactguard_records (run, call_id, attempt, tool, fingerprint, outcome, code, payload, payload_ref, round)
@@ -126,14 +120,7 @@ func TestSchema_UpgradeFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := postgres.Open(bg, d, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Migrate(bg); err != nil {
-		t.Fatalf("Migrate from version 1 = %v", err)
-	}
+	s := upgraded(t, d, 1)
 	var v int
 	if err := conn.QueryRow(bg, `SELECT max(version) FROM reactguard_schema`).Scan(&v); err != nil || v != postgres.SchemaVersion {
 		t.Fatalf("schema version after Migrate = %d, %v; want %d", v, err, postgres.SchemaVersion)

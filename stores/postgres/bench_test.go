@@ -2,15 +2,21 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/reactguard/reactguard/evidence"
+	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/internal/storetest"
+	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/stores/postgres"
 )
 
@@ -141,4 +147,76 @@ func BenchmarkRuns(b *testing.B) {
 			storetest.Runs(b, s, c)
 		})
 	}
+}
+
+// BenchmarkStatements: each statement of the durable path alone, called
+// through the stores' own methods, in turn with the floor's upsert on the
+// same pool (one connection busy at a time): an evidence append that
+// writes the run's last write time (a run's first), one that leaves it
+// (this Store moved it within ten seconds), the approved write's claim
+// (BeginApprovedOrGate with the approval held: the key claimed and the
+// approval consumed) and its record with its evidence (FinishRecorded).
+// p50 in µs and the ratio of each to the upsert's p50: where an approved
+// write's time goes, statement by statement.
+func BenchmarkStatements(b *testing.B) {
+	st, floor := floorStore2(b)
+	ev, ap, wl := st.Evidence(), st.Approvals(), st.WriteLedger()
+	kinds := []string{"upsert", "append-touching", "append", "claim", "finish"}
+	lat := make([][]time.Duration, len(kinds))
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	busy := "stmt-" + stamp
+	payload := []byte(`{"id":"1","name":"Spring Sale"}`)
+	key := time.Now().UnixNano()
+	for i := range 256 * b.N {
+		id := strconv.Itoa(i)
+		run := busy + "-" + id
+		c := guard.GatedCall{CallID: "w", Tool: "update_site", Args: []byte(`{"id":"1"}`), Fingerprint: "fp-" + id, Round: 1}
+		if err := ap.Gate(bg, run, c); err != nil {
+			b.Fatal(err)
+		}
+		if err := ap.Approve(bg, run, c.CallID, c.Fingerprint); err != nil {
+			b.Fatal(err)
+		}
+		var rec guard.WriteRecord
+		for k := range kinds {
+			t := time.Now()
+			var err error
+			switch k {
+			case 0:
+				key++
+				err = floor.Upsert(bg, key)
+			case 1, 2:
+				r := run // a run's first append
+				if k == 2 {
+					r = busy
+				}
+				err = ev.Append(bg, r, evidence.Record{CallID: "r" + strconv.Itoa(k) + "-" + id, Tool: "get_site", Fingerprint: "fr-" + id, Outcome: outcome.Success, Attempt: 1, Payload: payload, Round: 1})
+			case 3:
+				var ok bool
+				rec, ok, _, err = wl.BeginApprovedOrGate(bg, "stmt-key-"+run, "update_site", run, c)
+				if err == nil && !ok {
+					err = fmt.Errorf("claim %d: not claimed", i)
+				}
+			case 4:
+				rec.State, rec.Result = guard.WriteSucceeded, []byte(`{"id":"1","updated":"true"}`)
+				err = wl.FinishRecorded(bg, rec, run, evidence.Record{CallID: c.CallID, Tool: c.Tool, Fingerprint: c.Fingerprint, Outcome: outcome.Success, Attempt: 1, Payload: rec.Result, Round: 1})
+			}
+			lat[k] = append(lat[k], time.Since(t))
+			if err != nil {
+				b.Fatal(kinds[k], err)
+			}
+		}
+	}
+	p50 := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return float64(d[len(d)/2].Nanoseconds()) / 1e3
+	}
+	for k, name := range kinds {
+		b.ReportMetric(p50(lat[k]), "p50-us/"+name)
+		if k > 0 {
+			b.ReportMetric(p50(lat[k])/p50(lat[0]), name+"/upsert")
+		}
+	}
+	b.ReportMetric(0, "ns/op")
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -119,6 +121,10 @@ func TestOutputsAsErrors(t *testing.T) {
 		{"wrong type", res("order_id", `"A-17"`, "amount", `"lots"`), "amount", `cannot decode "lots" into float64`},
 		{"no field", res("order_id", `"A-17"`, "amount", `1`, "color", `"red"`), "color", "has no field for it"},
 		{"nested type", res("order_id", `"A-17"`, "amount", `1`, "items", `[1]`), "items", "cannot decode [1] into string"},
+		{"a value of exactly 64 bytes is quoted whole", res("order_id", `"A-17"`, "amount", `"`+strings.Repeat("x", 62)+`"`), "amount",
+			`cannot decode "` + strings.Repeat("x", 62) + `" into float64`},
+		{"a value past 64 bytes is cut at 64", res("order_id", `"A-17"`, "amount", `"`+strings.Repeat("x", 63)+`"`), "amount",
+			`cannot decode "` + strings.Repeat("x", 63) + `… into float64`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := react.OutputsAs[refundOut](c.res)
@@ -131,6 +137,33 @@ func TestOutputsAsErrors(t *testing.T) {
 	}
 	_, err := react.OutputsAs[refundOut](res("order_id", `"A-17"`))
 	assert.True(t, errors.Is(err, react.ErrOutputMissing))
+}
+
+// The system prompt lists each output with its attributes in brackets (a
+// node lists them when one of them has a schema), and an output without a
+// schema that is not required without any: what the model reads of the
+// node's outputs.
+func TestOutputList(t *testing.T) {
+	id := react.Output{Key: "id", Schema: &jsonschema.Schema{Type: "string"}}
+	for _, c := range []struct {
+		name    string
+		outputs []react.Output
+		want    string
+	}{
+		{"untyped and optional: no brackets", []react.Output{id, {Key: "note"}}, "Outputs to set with builtin_output_set: id (string); note."},
+		{"untyped, optional, described", []react.Output{id, {Key: "note", Description: "what was said"}}, "Outputs to set with builtin_output_set: id (string); note: what was said."},
+		{"typed as null only", []react.Output{{Key: "gone", Schema: &jsonschema.Schema{Type: "null"}}}, "Outputs to set with builtin_output_set: gone (null)."},
+		{"null beside another type is left out", []react.Output{{Key: "id", Schema: &jsonschema.Schema{Types: []string{"string", "null"}}}}, "Outputs to set with builtin_output_set: id (string)."},
+		{"one type listed in Types", []react.Output{{Key: "gone", Schema: &jsonschema.Schema{Types: []string{"null"}}}}, "Outputs to set with builtin_output_set: gone (null)."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(reacttest.Finish("c1", "")))
+			e := newEnv(t, m)
+			e.run(react.Node{Outputs: c.outputs}, "Take a note.")
+			sys := m.requests()[0].Messages[0].Content
+			assert.Contains(t, sys, c.want)
+		})
+	}
 }
 
 // A typed node survives its snapshot: the schema is sealed with the node,

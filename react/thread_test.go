@@ -835,3 +835,20 @@ func TestThreadMovedResumeRefusedByClaimDecider(t *testing.T) {
 	assert.Empty(t, th.Run)
 	assert.Zero(t, d.refund.executions())
 }
+
+// Argument.Earlier marks only a value this run's own words do not hold: an
+// order id the user repeats in the message that asks for the refund is
+// this run's user text 0, not an earlier turn's, though message 1 said it
+// too.
+func TestThreadPending_EarlierOnlyWhenThisRunLacksIt(t *testing.T) {
+	d := newDesk(t)
+	a := d.loop(reacttest.Func(clerk))
+	require.Equal(t, react.Finished, d.message(a, "t1", "My order is A-17.").Status)
+	r2 := d.message(a, "t1", "Refund order A-17, please.")
+	require.Equal(t, react.Suspended, r2.Status, "the refund waits for approval")
+	p, err := a.Pending(bg, r2.Run, asAlice)
+	require.NoError(t, err)
+	require.Len(t, p.Arguments, 1)
+	assert.Equal(t, 0, p.Arguments[0].UserText, "message 2's words hold A-17")
+	assert.False(t, p.Arguments[0].Earlier, "this run's own words hold it: not an earlier turn's value")
+}

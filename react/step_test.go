@@ -476,3 +476,41 @@ func TestLoop_CheckNode(t *testing.T) {
 	assert.ErrorIs(t, e.loop.CheckNode(react.Node{Tools: []string{"nope"}}), react.ErrInvalidNode)
 	assert.ErrorIs(t, e.loop.CheckNode(react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireComplete}}), react.ErrInvalidNode)
 }
+
+// A refused finish carries the verifier's code only when it is one of the
+// call layer's, with the verifier's reason as the whole reason; any other
+// code (an execution or business code, an undefined one) is replaced by
+// STEP_NOT_SATISFIED, since a finish is a call the loop refused.
+func TestRun_VerifierCode(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		code errcode.Code
+		want errcode.Code
+	}{
+		{"a call-layer code is kept", errcode.AnswerOmitsMissing, errcode.AnswerOmitsMissing},
+		{"a business code is replaced", errcode.ToolBusinessFailed, errcode.StepNotSatisfied},
+		{"an execution code is replaced", errcode.ToolTimeout, errcode.StepNotSatisfied},
+		{"no code", 0, errcode.StepNotSatisfied},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := react.VerifierFunc(func(_ context.Context, ch react.Check) (react.StepVerdict, error) {
+				if !ch.End {
+					return react.StepVerdict{Status: react.StepNone}, nil
+				}
+				return react.StepVerdict{Status: react.StepInsufficient, Reason: "the answer leaves out the second hotel", Code: c.code}, nil
+			})
+			m := newScript(turn(call("f1", react.ToolFinish, `{"summary":"h-1"}`)), turn(call("f2", react.ToolFail, `{"reason":"x"}`)))
+			e := newEnv(t, m)
+			res, err := e.loop.Run(context.Background(), react.Node{Name: "find"}, "find hotels", react.WithVerifier(v))
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Calls)
+			assert.Equal(t, c.want, res.Calls[0].Code, "the refused finish's code")
+			msg := toolMessage(t, res.Transcript, "f1").Content
+			if c.want == c.code {
+				assert.True(t, strings.HasPrefix(msg, "the answer leaves out the second hotel"), "the verifier's reason is the whole reason: %s", msg)
+			} else {
+				assert.Contains(t, msg, "the step is not verified as done: it is insufficient: the answer leaves out the second hotel")
+			}
+		})
+	}
+}

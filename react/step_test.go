@@ -18,6 +18,7 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -482,22 +483,25 @@ func TestLoop_CheckNode(t *testing.T) {
 // code (an execution or business code, an undefined one) is replaced by
 // STEP_NOT_SATISFIED, since a finish is a call the loop refused.
 func TestRun_VerifierCode(t *testing.T) {
+	const why = "the answer leaves out the second hotel"
 	for _, c := range []struct {
-		name string
-		code errcode.Code
-		want errcode.Code
+		name   string
+		code   errcode.Code
+		reason string
+		want   errcode.Code
 	}{
-		{"a call-layer code is kept", errcode.AnswerOmitsMissing, errcode.AnswerOmitsMissing},
-		{"a business code is replaced", errcode.ToolBusinessFailed, errcode.StepNotSatisfied},
-		{"an execution code is replaced", errcode.ToolTimeout, errcode.StepNotSatisfied},
-		{"no code", 0, errcode.StepNotSatisfied},
+		{"a call-layer code is kept", errcode.AnswerOmitsMissing, why, errcode.AnswerOmitsMissing},
+		{"a call-layer code without a reason is replaced: the model would read nothing", errcode.AnswerOmitsMissing, "", errcode.StepNotSatisfied},
+		{"a business code is replaced", errcode.ToolBusinessFailed, why, errcode.StepNotSatisfied},
+		{"an execution code is replaced", errcode.ToolTimeout, why, errcode.StepNotSatisfied},
+		{"no code", 0, why, errcode.StepNotSatisfied},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v := react.VerifierFunc(func(_ context.Context, ch react.Check) (react.StepVerdict, error) {
 				if !ch.End {
 					return react.StepVerdict{Status: react.StepNone}, nil
 				}
-				return react.StepVerdict{Status: react.StepInsufficient, Reason: "the answer leaves out the second hotel", Code: c.code}, nil
+				return react.StepVerdict{Status: react.StepInsufficient, Reason: c.reason, Code: c.code}, nil
 			})
 			m := newScript(turn(call("f1", react.ToolFinish, `{"summary":"h-1"}`)), turn(call("f2", react.ToolFail, `{"reason":"x"}`)))
 			e := newEnv(t, m)
@@ -506,11 +510,65 @@ func TestRun_VerifierCode(t *testing.T) {
 			require.NotEmpty(t, res.Calls)
 			assert.Equal(t, c.want, res.Calls[0].Code, "the refused finish's code")
 			msg := toolMessage(t, res.Transcript, "f1").Content
-			if c.want == c.code {
-				assert.True(t, strings.HasPrefix(msg, "the answer leaves out the second hotel"), "the verifier's reason is the whole reason: %s", msg)
-			} else {
-				assert.Contains(t, msg, "the step is not verified as done: it is insufficient: the answer leaves out the second hotel")
+			switch {
+			case c.want == c.code:
+				assert.True(t, strings.HasPrefix(msg, why), "the verifier's reason is the whole reason: %s", msg)
+			case c.reason == "":
+				assert.True(t, strings.HasPrefix(msg, "the step is not verified as done: it is insufficient"), "the status stands for the reason: %s", msg)
+			default:
+				assert.Contains(t, msg, "the step is not verified as done: it is insufficient: "+why)
 			}
+		})
+	}
+}
+
+// The step's status when the run failed after a result that fell short:
+// insufficient when the model gave up on it (more information may
+// complete the step), failed when the loop ended the run (its round
+// limit), even when that result was the run's first call.
+func TestRun_StepAfterAShortResult(t *testing.T) {
+	none := newFake("invoices", tool.Read, ok([]string{}))
+	none.Contract = &tool.Contract{Empty: tool.EmptyAllowed}
+	t.Run("the model gives up", func(t *testing.T) {
+		m := newScript(turn(call("c1", "invoices", `{}`)), turn(call("f", react.ToolFail, `{"reason":"no invoices this month"}`)))
+		e := stepEnv(t, m, none.Tool)
+		res := e.run(react.Node{Tools: []string{"invoices"}}, "list this month's invoices")
+		require.Equal(t, react.Failed, res.Status)
+		require.Equal(t, react.BusinessInsufficient, res.Calls[0].Business, "an empty result the contract allows serves no goal by itself")
+		assert.Equal(t, react.StepReport{Status: react.StepInsufficient, Reason: "no invoices this month"}, res.Step)
+	})
+	t.Run("the round limit ends it", func(t *testing.T) {
+		m := newScript(turn(call("c1", "invoices", `{}`)), turn(call("c2", "invoices", `{"month":"2026-11"}`)))
+		e := stepEnv(t, m, none.Tool)
+		res := e.run(react.Node{Tools: []string{"invoices"}, MaxRounds: 1}, "list this month's invoices")
+		require.Equal(t, react.Failed, res.Status)
+		require.NotNil(t, res.Failure)
+		require.Equal(t, react.FailedRoundLimit, res.Failure.Kind)
+		assert.Equal(t, react.StepFailed, res.Step.Status)
+	})
+}
+
+// A run that stops before it ends (a question to the user) is in progress;
+// its report carries the reason of the latest verdict that was not
+// satisfied, and nothing after a satisfied one.
+func TestRun_StepInProgressReason(t *testing.T) {
+	list := newFake("list", tool.Read, ok(map[string]string{"id": "s-1"}))
+	for _, c := range []struct {
+		name    string
+		verdict react.StepVerdict
+		want    string
+	}{
+		{"an insufficient verdict's reason", react.StepVerdict{Status: react.StepInsufficient, Reason: "one source only"}, "one source only"},
+		{"a satisfied verdict leaves no reason", react.StepVerdict{Status: react.StepSatisfied, Reason: "two sources agree"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := react.VerifierFunc(func(context.Context, react.Check) (react.StepVerdict, error) { return c.verdict, nil })
+			m := newScript(turn(call("c1", "list", `{}`)), turn(reacttest.FollowUp("q", "Which site?")))
+			e := stepEnv(t, m, list.Tool)
+			res, err := e.loop.Run(context.Background(), react.Node{Tools: []string{"list"}}, "find the site", react.WithVerifier(v))
+			require.NoError(t, err)
+			require.Equal(t, react.Suspended, res.Status)
+			assert.Equal(t, react.StepReport{Status: react.StepInProgress, Reason: c.want}, res.Step)
 		})
 	}
 }

@@ -572,3 +572,34 @@ func TestRun_StepInProgressReason(t *testing.T) {
 		})
 	}
 }
+
+// A resumed run takes back the latest verdict from its call reports, even
+// when it is the verdict of the run's first call and later calls carry
+// none: the resumed run that stops again reports its reason. A blocked
+// verdict's reason names the step's status over the model's own words.
+func TestResume_RestoresTheLatestVerdict(t *testing.T) {
+	list := newFake("list", tool.Read, ok(map[string]string{"id": "s-1"}))
+	v := react.VerifierFunc(func(context.Context, react.Check) (react.StepVerdict, error) {
+		return react.StepVerdict{Status: react.StepInsufficient, Reason: "one source only"}, nil
+	})
+	m := newScript(turn(call("c1", "list", `{}`)), turn(reacttest.FollowUp("q1", "Which site?")))
+	e := stepEnv(t, m, list.Tool)
+	res, err := e.loop.Run(context.Background(), react.Node{Tools: []string{"list"}}, "find the site", react.WithVerifier(v))
+	require.NoError(t, err)
+	require.Equal(t, react.Suspended, res.Status)
+	res, err = e.again(newScript(turn(reacttest.FollowUp("q2", "Which city?")))).Resume(context.Background(), res.Snapshot,
+		react.Answer(res.Suspension.Ticket, "the blue one"), react.WithVerifier(v))
+	require.NoError(t, err)
+	require.Equal(t, react.Suspended, res.Status)
+	assert.Equal(t, react.StepReport{Status: react.StepInProgress, Reason: "one source only"}, res.Step, "c1's verdict, restored")
+
+	blocked := react.VerifierFunc(func(context.Context, react.Check) (react.StepVerdict, error) {
+		return react.StepVerdict{Status: react.StepBlocked, Reason: "a captcha on the page"}, nil
+	})
+	m = newScript(turn(call("c1", "list", `{}`)), turn(call("f", react.ToolFail, `{"reason":"cannot go on"}`)))
+	e = stepEnv(t, m, list.Tool)
+	res, err = e.loop.Run(context.Background(), react.Node{Tools: []string{"list"}}, "find the site", react.WithVerifier(blocked))
+	require.NoError(t, err)
+	require.Equal(t, react.Failed, res.Status)
+	assert.Equal(t, react.StepReport{Status: react.StepBlocked, Reason: "a captcha on the page"}, res.Step)
+}

@@ -313,6 +313,7 @@ func TestRun_HostStateAndInputsSealed(t *testing.T) {
 	ticket := res.Suspension.Ticket
 	_, err = other.Resume(context.Background(), res.Snapshot, react.Answer(ticket, "Bern"))
 	require.ErrorIs(t, err, react.ErrHostState, "a plain resume cannot continue a run its host drives")
+	assert.Contains(t, err.Error(), `is driven by a "acme.task" host; resume it through it (WithHostState("acme.task", …))`, "the error names the host to resume through")
 	_, err = other.Resume(context.Background(), res.Snapshot, react.Answer(ticket, "Bern"), react.WithHostState("other.host", nil))
 	require.ErrorIs(t, err, react.ErrHostState)
 	res2, err := other.Resume(context.Background(), res.Snapshot, react.Answer(ticket, "Bern"), react.WithHostState("acme.task", nil))
@@ -328,6 +329,7 @@ func TestRun_HostStateAndInputsSealed(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e2.loop.Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "Bern"), react.WithHostState("acme.task", nil))
 	require.ErrorIs(t, err, react.ErrHostState, "a host does not resume a run it does not drive")
+	assert.Contains(t, err.Error(), `has no host state; resume it without WithHostState("acme.task")`, "the error says the run has no host")
 
 	_, err = e2.loop.Run(context.Background(), react.Node{}, "x", react.WithHostState("", []byte("s")))
 	require.ErrorIs(t, err, react.ErrHostState)

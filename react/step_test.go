@@ -605,3 +605,44 @@ func TestResume_RestoresTheLatestVerdict(t *testing.T) {
 	require.Equal(t, react.Failed, res.Status)
 	assert.Equal(t, react.StepReport{Status: react.StepBlocked, Reason: "a captcha on the page"}, res.Step)
 }
+
+// The system prompt lists the inputs a task gives a step: the earlier
+// steps' verified outputs under their header and the steps' statuses under
+// theirs, each header only when something follows it, one blank line
+// between the two; statuses alone are listed too.
+func TestRun_InputsPrompt(t *testing.T) {
+	const (
+		outputsHeader  = "Verified outputs of earlier steps."
+		statusesHeader = "Status of the task's steps."
+	)
+	search := react.Input{Step: "search", Outputs: map[string]json.RawMessage{"city": json.RawMessage(`"Bern"`)}}
+	reviews := react.StepState{Step: "reviews", Status: react.StepBlocked, Reason: "a captcha"}
+	for _, c := range []struct {
+		name      string
+		in        react.Inputs
+		want, not []string
+	}{
+		{"outputs only", react.Inputs{Steps: []react.Input{search}},
+			[]string{outputsHeader, `- step:search (step search): {"city":"Bern"}`}, []string{statusesHeader}},
+		{"statuses only", react.Inputs{Statuses: []react.StepState{reviews}},
+			[]string{statusesHeader, "- reviews: blocked: a captcha"}, []string{outputsHeader, "\n\n\n"}},
+		{"both, a blank line between", react.Inputs{Steps: []react.Input{search}, Statuses: []react.StepState{reviews}},
+			[]string{outputsHeader, `{"city":"Bern"}` + "\n\n" + statusesHeader}, nil},
+		{"user texts only", react.Inputs{UserTexts: []string{"near the station"}},
+			nil, []string{outputsHeader, statusesHeader}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(call("f", react.ToolFinish, `{}`)))
+			e := newEnv(t, m)
+			_, err := e.loop.Run(context.Background(), react.Node{Name: "plan"}, "plan a trip", react.WithInputs(c.in))
+			require.NoError(t, err)
+			sys := m.requests()[0].Messages[0].Content
+			for _, w := range c.want {
+				assert.Contains(t, sys, w)
+			}
+			for _, n := range c.not {
+				assert.NotContains(t, sys, n)
+			}
+		})
+	}
+}

@@ -646,3 +646,36 @@ func TestRun_InputsPrompt(t *testing.T) {
 		})
 	}
 }
+
+// WithHostState's bounds are inclusive: a kind of MaxToolName bytes and a
+// state of MaxHostState bytes are sealed, a byte more of either is
+// ErrHostState and nothing runs; a state without a kind is refused.
+func TestWithHostState_Bounds(t *testing.T) {
+	kind := strings.Repeat("k", react.MaxToolName)
+	for _, c := range []struct {
+		name  string
+		kind  string
+		state []byte
+		ok    bool
+	}{
+		{"a kind of MaxToolName bytes", kind, []byte("s"), true},
+		{"a kind a byte longer", kind + "k", []byte("s"), false},
+		{"a state of MaxHostState bytes", "acme.task", make([]byte, react.MaxHostState), true},
+		{"a state a byte longer", "acme.task", make([]byte, react.MaxHostState+1), false},
+		{"a state without a kind", "", []byte("s"), false},
+		{"a kind without a state", "acme.task", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(call("f", react.ToolFinish, `{}`)))
+			e := newEnv(t, m)
+			res, err := e.loop.Run(context.Background(), react.Node{Name: "plan"}, "plan a trip", react.WithHostState(c.kind, c.state))
+			if !c.ok {
+				require.ErrorIs(t, err, react.ErrHostState)
+				assert.Empty(t, m.requests(), "nothing ran")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, len(c.state), len(res.HostState), "the state comes back whole")
+		})
+	}
+}

@@ -2,7 +2,10 @@ package evidence_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,4 +73,44 @@ func TestMemory_ImportCopiesPayload(t *testing.T) {
 	rec, _, err := m.Lookup(ctx, "r", "c")
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"id":"a"}`, string(rec.Payload), "the caller reused its buffer after Import")
+}
+
+// Provenance.Clean bounds what a tool result claims about its source before
+// a ledger stores and seals it: the years 1000 to 9999 are kept and the
+// years beside them dropped, a NUL byte is dropped wherever it stands (the
+// first byte too), and a text longer than MaxProvenanceText is cut back to
+// the start of the rune the bound falls in, never inside it.
+func TestProvenance_Clean(t *testing.T) {
+	at := func(y int) time.Time { return time.Date(y, 3, 1, 12, 0, 0, 0, time.UTC) }
+	ascii := strings.Repeat("a", evidence.MaxProvenanceText)
+	tests := []struct {
+		in   evidence.Provenance
+		want evidence.Provenance
+		why  string
+	}{
+		{evidence.Provenance{FetchedAt: at(1000)}, evidence.Provenance{FetchedAt: at(1000)}, "the year 1000 is the first one kept"},
+		{evidence.Provenance{FetchedAt: at(999)}, evidence.Provenance{}, "the year 999 is dropped"},
+		{evidence.Provenance{FetchedAt: at(9999)}, evidence.Provenance{FetchedAt: at(9999)}, "the year 9999 is the last one kept"},
+		{evidence.Provenance{FetchedAt: at(10000)}, evidence.Provenance{}, "the year 10000 is dropped"},
+		{evidence.Provenance{Source: "\x00crm"}, evidence.Provenance{Source: "crm"}, "a NUL as the first byte is dropped"},
+		{evidence.Provenance{Voucher: "A\x00B\x00"}, evidence.Provenance{Voucher: "AB"}, "every NUL is dropped"},
+		{evidence.Provenance{ObjectID: ascii}, evidence.Provenance{ObjectID: ascii}, "a text of exactly the bound is kept whole"},
+		{evidence.Provenance{ObjectID: ascii + "b"}, evidence.Provenance{ObjectID: ascii}, "a byte past the bound is cut"},
+		{evidence.Provenance{Version: ascii[1:] + "é"}, evidence.Provenance{Version: ascii[1:]}, "the bound falls inside é: the cut moves back to its start"},
+		{evidence.Provenance{IdempotencyKey: "k\xffk"}, evidence.Provenance{IdempotencyKey: "k\uFFFDk"}, "an invalid byte becomes U+FFFD"},
+	}
+	for _, tt := range tests {
+		got := tt.in.Clean()
+		assert.Equal(t, tt.want, got, tt.why)
+		for _, s := range []string{got.Source, got.ObjectID, got.Version, got.Voucher, got.IdempotencyKey} {
+			assert.True(t, utf8.ValidString(s), "valid UTF-8: %s", tt.why)
+			assert.LessOrEqual(t, len(s), evidence.MaxProvenanceText, tt.why)
+		}
+	}
+}
+
+// StepRef names the record that holds a task step's outputs.
+func TestStepRef(t *testing.T) {
+	assert.Equal(t, "step:fetch", evidence.StepRef("fetch"))
+	assert.True(t, strings.HasPrefix(evidence.StepRef("x"), evidence.StepPrefix))
 }

@@ -318,3 +318,33 @@ func TestParamContract_StepSource(t *testing.T) {
 	}
 	assert.True(t, strings.Contains(send("other", `{"hotel_id":"h-1"}`).Next(), "builtin_node_follow_up"), "the step cannot get the value: tell the user or fail")
 }
+
+// The freshness bound of a latest requirement: a result exactly MaxAge old
+// is still fresh and a second more is stale; a contract without MaxAge
+// (0) bounds no age, however old the fetch time its Provenance reads.
+func TestResponseContract_FreshnessBounds(t *testing.T) {
+	unbounded := *pageContract
+	unbounded.MaxAge = 0
+	tests := []struct {
+		reason   string
+		contract *tool.Contract
+		fetched  time.Time
+		stale    bool
+	}{
+		{"exactly MaxAge old is fresh", pageContract, bizNow.Add(-15 * time.Minute), false},
+		{"a second past MaxAge is stale", pageContract, bizNow.Add(-15*time.Minute - time.Second), true},
+		{"without MaxAge a day-old result is not stale", &unbounded, bizNow.Add(-24 * time.Hour), false},
+		{"without MaxAge a result fetched a second ago is not stale", &unbounded, bizNow.Add(-time.Second), false},
+	}
+	for _, tt := range tests {
+		tl := bizTool(t, tt.contract)
+		obs, ex := bizSend(t, prompt.English, tl, tool.RequireLatest, page{Items: []string{"s-1"}, Fetched: tt.fetched})
+		assert.Equalf(t, outcome.Success, obs.Outcome(), "%s: %v", tt.reason, obs)
+		assert.Equalf(t, tt.stale, ex.Insufficient, "%s: Execution.Insufficient", tt.reason)
+		if tt.stale {
+			assert.Containsf(t, obs.Message(), "older than the 15m0s allowed", "%s", tt.reason)
+		} else {
+			assert.Equalf(t, "list_sites succeeded", obs.Message(), "%s: the success stands unchanged", tt.reason)
+		}
+	}
+}

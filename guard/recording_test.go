@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
@@ -16,6 +18,7 @@ import (
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/invoker"
+	"github.com/reactguard/reactguard/observation"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/tool"
 )
@@ -37,14 +40,22 @@ var (
 	_ guard.RecordingWriteLedger = (*oneDatabase)(nil)
 )
 
-// countingLedger counts the Appends of its evidence.Memory.
+// countingLedger counts the Appends of its evidence.Memory; with fail set
+// every Append fails with errEvidenceDown.
 type countingLedger struct {
 	*evidence.Memory
 	appends atomic.Int32
+	fail    atomic.Bool
 }
+
+// errEvidenceDown is the error of a countingLedger whose fail is set.
+var errEvidenceDown = errors.New("evidence ledger down")
 
 func (c *countingLedger) Append(ctx context.Context, run string, r evidence.Record) error {
 	c.appends.Add(1)
+	if c.fail.Load() {
+		return errEvidenceDown
+	}
 	return c.Memory.Append(ctx, run, r)
 }
 
@@ -185,4 +196,107 @@ type fencedRecording struct{ *oneDatabase }
 
 func (f *fencedRecording) FinishRecorded(context.Context, guard.WriteRecord, string, evidence.Record) error {
 	return errors.Join(guard.ErrFenced, errors.New("taken over"))
+}
+
+// A write retried by its policy inside a write gate whose ledger stores
+// the write's record with its evidence: every attempt's record is kept.
+// The gate holds an attempt's record until it knows whether another
+// follows; the earlier attempts' records are appended on their own, the
+// last one is stored with the write's record. When appending an earlier
+// attempt's record fails, the call returns that error, not a verdict.
+func TestWriteGate_RecordingLedgerKeepsEveryAttempt(t *testing.T) {
+	ctx := context.Background()
+	noApproval := func(invoker.Call) bool { return false }
+	noSleep := guard.RetryOptions{Sleep: func(context.Context, time.Duration) error { return nil }}
+	newCreate := func(runs *atomic.Int32) *tool.Tool {
+		return catalogued(t, &tool.Tool{Name: "create_site", Effect: tool.Write, InputSchema: &jsonschema.Schema{Type: "object"},
+			Retry: &tool.RetryPolicy{Attempts: 3},
+			Func: func(context.Context, tool.Request) (any, error) {
+				if runs.Add(1) < 3 {
+					return nil, tool.Unavailable("503 before the request was forwarded")
+				}
+				return map[string]string{"id": "s-2"}, nil
+			}})
+	}
+
+	t.Run("kept", func(t *testing.T) {
+		var runs atomic.Int32
+		create := newCreate(&runs)
+		db := newOneDatabase(guard.NewMemoryApprovals())
+		h := invoker.Chain(invoker.New(nil), guard.Default(&guard.Options{Ledger: db.ev, WriteLedger: db, RequireApproval: noApproval, Retry: noSleep})...)
+		obs, err := h(ctx, invoker.Call{ID: "w1", Name: create.Name, Tool: create, Args: json.RawMessage(`{}`), Run: wgRun})
+		require.NoError(t, err)
+		assert.Equal(t, outcome.Success, obs.Outcome(), "the third attempt succeeded: %v", obs)
+		assert.EqualValues(t, 3, runs.Load())
+		assert.EqualValues(t, 2, db.ev.appends.Load(), "the two failed attempts were appended on their own")
+		assert.EqualValues(t, 1, db.recorded.Load(), "the last attempt was stored with the write's record")
+		snap, err := db.ev.Export(ctx, wgRun)
+		require.NoError(t, err)
+		var got []string
+		for _, r := range snap.Records {
+			got = append(got, fmt.Sprintf("%s %d %s", r.CallID, r.Attempt, r.Outcome))
+		}
+		assert.Equal(t, []string{"w1 1 FAILED", "w1 2 FAILED", "w1 3 SUCCESS"}, got, "every attempt, in order")
+	})
+	t.Run("an earlier attempt's record cannot be appended", func(t *testing.T) {
+		var runs atomic.Int32
+		create := newCreate(&runs)
+		db := newOneDatabase(guard.NewMemoryApprovals())
+		db.ev.fail.Store(true)
+		h := invoker.Chain(invoker.New(nil), guard.Default(&guard.Options{Ledger: db.ev, WriteLedger: db, RequireApproval: noApproval, Retry: noSleep})...)
+		_, err := h(ctx, invoker.Call{ID: "w1", Name: create.Name, Tool: create, Args: json.RawMessage(`{}`), Run: wgRun})
+		require.ErrorIs(t, err, errEvidenceDown)
+		assert.Contains(t, err.Error(), `record call "w1" attempt 1`)
+		assert.EqualValues(t, 2, runs.Load(), "the second attempt ran; its record was never stored")
+		assert.Zero(t, db.recorded.Load())
+	})
+}
+
+// A write whose handler returns a Go error after an earlier attempt failed
+// and was held: the held record is appended on its own and the write is
+// recorded uncertain; the Go error comes back as it was. When that append
+// fails, the error says the write could not be recorded as uncertain.
+func TestWriteGate_RecordingLedgerFlushesOnAGoError(t *testing.T) {
+	ctx := context.Background()
+	create := catalogued(t, &tool.Tool{Name: "create_site", Effect: tool.Write, InputSchema: &jsonschema.Schema{Type: "object"},
+		Retry: &tool.RetryPolicy{Attempts: 3}, Func: func(context.Context, tool.Request) (any, error) { return nil, nil }})
+	broke := errors.New("transport broke")
+	for _, down := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ledger down=%v", down), func(t *testing.T) {
+			db := newOneDatabase(guard.NewMemoryApprovals())
+			db.ev.fail.Store(down)
+			var runs int
+			var key string
+			final := func(_ context.Context, call invoker.Call) (observation.Observation, error) {
+				runs++
+				key = call.IdempotencyKey
+				if runs == 1 {
+					return observation.Failed(errcode.ToolUnavailable, "503", "later", nil), nil
+				}
+				return observation.Observation{}, broke
+			}
+			h := invoker.Chain(final,
+				guard.WriteGate(guard.WriteGateOptions{WriteLedger: db, Ledger: db.ev, RequireApproval: func(invoker.Call) bool { return false }}),
+				guard.Retry(guard.RetryOptions{Sleep: func(context.Context, time.Duration) error { return nil }}),
+				guard.Evidence(guard.EvidenceOptions{Ledger: db.ev}))
+			_, err := h(ctx, invoker.Call{ID: "w1", Name: create.Name, Tool: create, Args: json.RawMessage(`{}`), Run: wgRun})
+			require.ErrorIs(t, err, broke)
+			assert.Equal(t, 2, runs)
+			rec, ok, gerr := db.Get(ctx, key)
+			require.NoError(t, gerr)
+			require.True(t, ok)
+			if down {
+				require.ErrorIs(t, err, errEvidenceDown)
+				assert.Contains(t, err.Error(), `recording the write as uncertain: guard: evidence: record call "w1" attempt 1`)
+				return
+			}
+			assert.Equal(t, broke, err, "the Go error comes back unchanged")
+			assert.Equal(t, guard.WriteUncertain, rec.State, "nobody knows whether the second attempt applied")
+			r, ok, lerr := db.ev.Lookup(ctx, wgRun, "w1")
+			require.NoError(t, lerr)
+			require.True(t, ok, "the first attempt's record was appended")
+			assert.Equal(t, outcome.Failed, r.Outcome)
+			assert.Equal(t, 1, r.Attempt)
+		})
+	}
 }

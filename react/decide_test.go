@@ -171,3 +171,20 @@ func TestResume_ClaimDecider(t *testing.T) {
 		assert.Equal(t, runstore.Approved, h[0].Kind)
 	})
 }
+
+// A DecidedError says who decided, and a decision recorded without a name
+// as made by an unnamed person (never "by " and nothing): the host shows
+// it to the person whose decision came second.
+func TestDecidedError_Message(t *testing.T) {
+	at := time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		by, want string
+	}{
+		{"carol", "suspension s1 of run run-1 was declined by carol at 2026-12-02T04:00:00.000000Z"},
+		{"", "suspension s1 of run run-1 was declined by an unnamed person at 2026-12-02T04:00:00.000000Z"},
+	} {
+		err := &react.DecidedError{Decided: runstore.Decision{Run: "run-1", Suspension: "s1", Kind: runstore.Declined, By: c.by, At: at}}
+		assert.Contains(t, err.Error(), c.want, "decided by %q", c.by)
+		assert.ErrorIs(t, err, react.ErrAlreadyResumed)
+	}
+}

@@ -3,6 +3,7 @@ package react_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -351,4 +352,38 @@ func TestPending_Arguments(t *testing.T) {
 	assert.Equal(t, res.Suspension.Ticket, p.Suspension.Ticket)
 	assert.False(t, p.Sealed.IsZero())
 	assert.Nil(t, p.Decided)
+}
+
+// Pending shows an argument taken from an earlier task step's verified
+// output as that step's record (step:<name>): found in the outputs of the
+// step the parameter's source names, not in another step's.
+func TestPending_ArgumentsFromAStep(t *testing.T) {
+	book := tool.New("book", "Book a hotel.", func(context.Context, struct {
+		HotelID string `json:"hotel_id"`
+	}) (any, error) {
+		return map[string]any{"booking": "b-1"}, nil
+	})
+	book.Effect = tool.Write
+	book.Params = map[string]tool.Source{"hotel_id": tool.Step("search", "hotel_id")}
+	m := newScript(
+		turn(call("w", "book", `{"hotel_id":"h-1"}`)),
+		turn(call("a", react.ToolApproval, `{"tool":"book","reason":"asked"}`)),
+	)
+	e := newEnv(t, m, book)
+	e.cfg.Runs = runstore.NewMemory()
+	l, err := react.New(e.cfg)
+	require.NoError(t, err)
+	in := react.Inputs{Steps: []react.Input{
+		{Step: "shortlist", Outputs: map[string]json.RawMessage{"hotel_id": json.RawMessage(`"h-7"`)}},
+		{Step: "search", Outputs: map[string]json.RawMessage{"hotel_id": json.RawMessage(`"h-1"`)}},
+	}}
+	res, err := l.Run(context.Background(), react.Node{Tools: []string{"book"}}, "book it", react.WithInputs(in))
+	require.NoError(t, err, "%+v", res.Transcript)
+	require.Equal(t, react.Suspended, res.Status, "%+v", res.Calls)
+	p, err := l.Pending(context.Background(), "run-1")
+	require.NoError(t, err)
+	require.Len(t, p.Arguments, 1)
+	assert.Equal(t, tool.FromStep, p.Arguments[0].Source.Kind)
+	assert.Equal(t, []string{"step:search"}, p.Arguments[0].Calls, "the search step's verified output holds h-1")
+	assert.Equal(t, -1, p.Arguments[0].UserText)
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -119,6 +122,10 @@ func TestOutputsAsErrors(t *testing.T) {
 		{"wrong type", res("order_id", `"A-17"`, "amount", `"lots"`), "amount", `cannot decode "lots" into float64`},
 		{"no field", res("order_id", `"A-17"`, "amount", `1`, "color", `"red"`), "color", "has no field for it"},
 		{"nested type", res("order_id", `"A-17"`, "amount", `1`, "items", `[1]`), "items", "cannot decode [1] into string"},
+		{"a value of exactly 64 bytes is quoted whole", res("order_id", `"A-17"`, "amount", `"`+strings.Repeat("x", 62)+`"`), "amount",
+			`cannot decode "` + strings.Repeat("x", 62) + `" into float64`},
+		{"a value past 64 bytes is cut at 64", res("order_id", `"A-17"`, "amount", `"`+strings.Repeat("x", 63)+`"`), "amount",
+			`cannot decode "` + strings.Repeat("x", 63) + `… into float64`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := react.OutputsAs[refundOut](c.res)
@@ -131,6 +138,33 @@ func TestOutputsAsErrors(t *testing.T) {
 	}
 	_, err := react.OutputsAs[refundOut](res("order_id", `"A-17"`))
 	assert.True(t, errors.Is(err, react.ErrOutputMissing))
+}
+
+// The system prompt lists each output with its attributes in brackets (a
+// node lists them when one of them has a schema), and an output without a
+// schema that is not required without any: what the model reads of the
+// node's outputs.
+func TestOutputList(t *testing.T) {
+	id := react.Output{Key: "id", Schema: &jsonschema.Schema{Type: "string"}}
+	for _, c := range []struct {
+		name    string
+		outputs []react.Output
+		want    string
+	}{
+		{"untyped and optional: no brackets", []react.Output{id, {Key: "note"}}, "Outputs to set with builtin_output_set: id (string); note."},
+		{"untyped, optional, described", []react.Output{id, {Key: "note", Description: "what was said"}}, "Outputs to set with builtin_output_set: id (string); note: what was said."},
+		{"typed as null only", []react.Output{{Key: "gone", Schema: &jsonschema.Schema{Type: "null"}}}, "Outputs to set with builtin_output_set: gone (null)."},
+		{"null beside another type is left out", []react.Output{{Key: "id", Schema: &jsonschema.Schema{Types: []string{"string", "null"}}}}, "Outputs to set with builtin_output_set: id (string)."},
+		{"one type listed in Types", []react.Output{{Key: "gone", Schema: &jsonschema.Schema{Types: []string{"null"}}}}, "Outputs to set with builtin_output_set: gone (null)."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(reacttest.Finish("c1", "")))
+			e := newEnv(t, m)
+			e.run(react.Node{Outputs: c.outputs}, "Take a note.")
+			sys := m.requests()[0].Messages[0].Content
+			assert.Contains(t, sys, c.want)
+		})
+	}
 }
 
 // A typed node survives its snapshot: the schema is sealed with the node,
@@ -165,4 +199,76 @@ func TestTypedOutputsBadSchema(t *testing.T) {
 	_, err := e.loop.Run(context.Background(), node, "x")
 	require.ErrorIs(t, err, react.ErrInvalidNode)
 	assert.Contains(t, err.Error(), "schema of output order_id")
+}
+
+// An integer output takes every integer its Go field holds: an unsigned
+// field (its schema's minimum 0) up to 2^64-1, a signed one up to 2^63-1;
+// one past either is OUTPUT_VALUE_INVALID, never a value OutputsAs cannot
+// decode.
+func TestTypedOutputs_IntegerRange(t *testing.T) {
+	type counts struct {
+		U uint64 `json:"u,omitempty" accepts:"model"`
+		I int64  `json:"i,omitempty" accepts:"model"`
+	}
+	for _, c := range []struct {
+		name, key, value string
+		ok               bool
+	}{
+		{"the largest uint64", "u", "18446744073709551615", true},
+		{"2^63 fits an unsigned field", "u", "9223372036854775808", true},
+		{"one past the largest uint64", "u", "18446744073709551616", false},
+		{"the largest int64", "i", "9223372036854775807", true},
+		{"2^63 does not fit a signed field", "i", "9223372036854775808", false},
+		{"the smallest int64", "i", "-9223372036854775808", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(reacttest.OutputSet("c1", c.key, json.Number(c.value), react.SourceModel, "")), turn(reacttest.Finish("c2", "")))
+			e := newEnv(t, m)
+			res := e.run(react.Node{Outputs: react.OutputsOf[counts]()}, "Count.")
+			require.NotEmpty(t, res.Calls)
+			if !c.ok {
+				assert.Equal(t, errcode.OutputValueInvalid, res.Calls[0].Code, "%s is refused", c.value)
+				return
+			}
+			require.Equal(t, outcome.Success, res.Calls[0].Outcome, "%s is accepted: %+v", c.value, res.Calls[0])
+			out, err := react.OutputsAs[counts](res)
+			require.NoError(t, err)
+			got := map[string]string{"u": strconv.FormatUint(out.U, 10), "i": strconv.FormatInt(out.I, 10)}[c.key]
+			assert.Equal(t, c.value, got)
+		})
+	}
+}
+
+// An integer written as a float (1.0, 1e3) is an integer to JSON Schema but
+// not to Go's decoder: it is refused wherever it stands — at the top, in a
+// list after an integer, as a map's value, in a nested object's field —
+// so that every accepted value decodes with OutputsAs.
+func TestTypedOutputs_IntegerWrittenAsFloat(t *testing.T) {
+	for _, c := range []struct {
+		name, key, value string
+		ok               bool
+	}{
+		{"a plain integer", "n", `3`, true},
+		{"1.0 at the top", "n", `1.0`, false},
+		{"a list of integers", "ns", `[1,2]`, true},
+		{"1.0 after an integer in a list", "ns", `[1,1.0]`, false},
+		{"a map of integers", "m", `{"a":1}`, true},
+		{"1.0 as a map's value", "m", `{"a":1.0}`, false},
+		{"a nested integer field", "inner", `{"k":1}`, true},
+		{"1e3 in a nested integer field", "inner", `{"k":1e3}`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(reacttest.OutputSet("c1", c.key, json.RawMessage(c.value), react.SourceModel, "")), turn(reacttest.Finish("c2", "")))
+			e := newEnv(t, m)
+			res := e.run(react.Node{Outputs: react.OutputsOf[fuzzOut]()}, "Count.")
+			require.NotEmpty(t, res.Calls)
+			if !c.ok {
+				assert.Equal(t, errcode.OutputValueInvalid, res.Calls[0].Code, "%s is refused", c.value)
+				return
+			}
+			require.Equal(t, outcome.Success, res.Calls[0].Outcome, "%s is accepted: %+v", c.value, res.Calls[0])
+			_, err := react.OutputsAs[fuzzOut](res)
+			require.NoError(t, err)
+		})
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/prompt"
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
 	"github.com/reactguard/reactguard/tool"
 )
 
@@ -312,6 +313,7 @@ func TestRun_HostStateAndInputsSealed(t *testing.T) {
 	ticket := res.Suspension.Ticket
 	_, err = other.Resume(context.Background(), res.Snapshot, react.Answer(ticket, "Bern"))
 	require.ErrorIs(t, err, react.ErrHostState, "a plain resume cannot continue a run its host drives")
+	assert.Contains(t, err.Error(), `is driven by a "acme.task" host; resume it through it (WithHostState("acme.task", …))`, "the error names the host to resume through")
 	_, err = other.Resume(context.Background(), res.Snapshot, react.Answer(ticket, "Bern"), react.WithHostState("other.host", nil))
 	require.ErrorIs(t, err, react.ErrHostState)
 	res2, err := other.Resume(context.Background(), res.Snapshot, react.Answer(ticket, "Bern"), react.WithHostState("acme.task", nil))
@@ -327,6 +329,7 @@ func TestRun_HostStateAndInputsSealed(t *testing.T) {
 	require.NoError(t, err)
 	_, err = e2.loop.Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "Bern"), react.WithHostState("acme.task", nil))
 	require.ErrorIs(t, err, react.ErrHostState, "a host does not resume a run it does not drive")
+	assert.Contains(t, err.Error(), `has no host state; resume it without WithHostState("acme.task")`, "the error says the run has no host")
 
 	_, err = e2.loop.Run(context.Background(), react.Node{}, "x", react.WithHostState("", []byte("s")))
 	require.ErrorIs(t, err, react.ErrHostState)
@@ -475,4 +478,204 @@ func TestLoop_CheckNode(t *testing.T) {
 	assert.NoError(t, e.loop.CheckNode(react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireLatest}}))
 	assert.ErrorIs(t, e.loop.CheckNode(react.Node{Tools: []string{"nope"}}), react.ErrInvalidNode)
 	assert.ErrorIs(t, e.loop.CheckNode(react.Node{Tools: []string{"quote"}, Require: map[string]tool.Requirement{"quote": tool.RequireComplete}}), react.ErrInvalidNode)
+}
+
+// A refused finish carries the verifier's code only when it is one of the
+// call layer's, with the verifier's reason as the whole reason; any other
+// code (an execution or business code, an undefined one) is replaced by
+// STEP_NOT_SATISFIED, since a finish is a call the loop refused.
+func TestRun_VerifierCode(t *testing.T) {
+	const why = "the answer leaves out the second hotel"
+	for _, c := range []struct {
+		name   string
+		code   errcode.Code
+		reason string
+		want   errcode.Code
+	}{
+		{"a call-layer code is kept", errcode.AnswerOmitsMissing, why, errcode.AnswerOmitsMissing},
+		{"a call-layer code without a reason is replaced: the model would read nothing", errcode.AnswerOmitsMissing, "", errcode.StepNotSatisfied},
+		{"a business code is replaced", errcode.ToolBusinessFailed, why, errcode.StepNotSatisfied},
+		{"an execution code is replaced", errcode.ToolTimeout, why, errcode.StepNotSatisfied},
+		{"no code", 0, why, errcode.StepNotSatisfied},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := react.VerifierFunc(func(_ context.Context, ch react.Check) (react.StepVerdict, error) {
+				if !ch.End {
+					return react.StepVerdict{Status: react.StepNone}, nil
+				}
+				return react.StepVerdict{Status: react.StepInsufficient, Reason: c.reason, Code: c.code}, nil
+			})
+			m := newScript(turn(call("f1", react.ToolFinish, `{"summary":"h-1"}`)), turn(call("f2", react.ToolFail, `{"reason":"x"}`)))
+			e := newEnv(t, m)
+			res, err := e.loop.Run(context.Background(), react.Node{Name: "find"}, "find hotels", react.WithVerifier(v))
+			require.NoError(t, err)
+			require.NotEmpty(t, res.Calls)
+			assert.Equal(t, c.want, res.Calls[0].Code, "the refused finish's code")
+			msg := toolMessage(t, res.Transcript, "f1").Content
+			switch {
+			case c.want == c.code:
+				assert.True(t, strings.HasPrefix(msg, why), "the verifier's reason is the whole reason: %s", msg)
+			case c.reason == "":
+				assert.True(t, strings.HasPrefix(msg, "the step is not verified as done: it is insufficient"), "the status stands for the reason: %s", msg)
+			default:
+				assert.Contains(t, msg, "the step is not verified as done: it is insufficient: "+why)
+			}
+		})
+	}
+}
+
+// The step's status when the run failed after a result that fell short:
+// insufficient when the model gave up on it (more information may
+// complete the step), failed when the loop ended the run (its round
+// limit), even when that result was the run's first call.
+func TestRun_StepAfterAShortResult(t *testing.T) {
+	none := newFake("invoices", tool.Read, ok([]string{}))
+	none.Contract = &tool.Contract{Empty: tool.EmptyAllowed}
+	t.Run("the model gives up", func(t *testing.T) {
+		m := newScript(turn(call("c1", "invoices", `{}`)), turn(call("f", react.ToolFail, `{"reason":"no invoices this month"}`)))
+		e := stepEnv(t, m, none.Tool)
+		res := e.run(react.Node{Tools: []string{"invoices"}}, "list this month's invoices")
+		require.Equal(t, react.Failed, res.Status)
+		require.Equal(t, react.BusinessInsufficient, res.Calls[0].Business, "an empty result the contract allows serves no goal by itself")
+		assert.Equal(t, react.StepReport{Status: react.StepInsufficient, Reason: "no invoices this month"}, res.Step)
+	})
+	t.Run("the round limit ends it", func(t *testing.T) {
+		m := newScript(turn(call("c1", "invoices", `{}`)), turn(call("c2", "invoices", `{"month":"2026-11"}`)))
+		e := stepEnv(t, m, none.Tool)
+		res := e.run(react.Node{Tools: []string{"invoices"}, MaxRounds: 1}, "list this month's invoices")
+		require.Equal(t, react.Failed, res.Status)
+		require.NotNil(t, res.Failure)
+		require.Equal(t, react.FailedRoundLimit, res.Failure.Kind)
+		assert.Equal(t, react.StepFailed, res.Step.Status)
+	})
+}
+
+// A run that stops before it ends (a question to the user) is in progress;
+// its report carries the reason of the latest verdict that was not
+// satisfied, and nothing after a satisfied one.
+func TestRun_StepInProgressReason(t *testing.T) {
+	list := newFake("list", tool.Read, ok(map[string]string{"id": "s-1"}))
+	for _, c := range []struct {
+		name    string
+		verdict react.StepVerdict
+		want    string
+	}{
+		{"an insufficient verdict's reason", react.StepVerdict{Status: react.StepInsufficient, Reason: "one source only"}, "one source only"},
+		{"a satisfied verdict leaves no reason", react.StepVerdict{Status: react.StepSatisfied, Reason: "two sources agree"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := react.VerifierFunc(func(context.Context, react.Check) (react.StepVerdict, error) { return c.verdict, nil })
+			m := newScript(turn(call("c1", "list", `{}`)), turn(reacttest.FollowUp("q", "Which site?")))
+			e := stepEnv(t, m, list.Tool)
+			res, err := e.loop.Run(context.Background(), react.Node{Tools: []string{"list"}}, "find the site", react.WithVerifier(v))
+			require.NoError(t, err)
+			require.Equal(t, react.Suspended, res.Status)
+			assert.Equal(t, react.StepReport{Status: react.StepInProgress, Reason: c.want}, res.Step)
+		})
+	}
+}
+
+// A resumed run takes back the latest verdict from its call reports, even
+// when it is the verdict of the run's first call and later calls carry
+// none: the resumed run that stops again reports its reason. A blocked
+// verdict's reason names the step's status over the model's own words.
+func TestResume_RestoresTheLatestVerdict(t *testing.T) {
+	list := newFake("list", tool.Read, ok(map[string]string{"id": "s-1"}))
+	v := react.VerifierFunc(func(context.Context, react.Check) (react.StepVerdict, error) {
+		return react.StepVerdict{Status: react.StepInsufficient, Reason: "one source only"}, nil
+	})
+	m := newScript(turn(call("c1", "list", `{}`)), turn(reacttest.FollowUp("q1", "Which site?")))
+	e := stepEnv(t, m, list.Tool)
+	res, err := e.loop.Run(context.Background(), react.Node{Tools: []string{"list"}}, "find the site", react.WithVerifier(v))
+	require.NoError(t, err)
+	require.Equal(t, react.Suspended, res.Status)
+	res, err = e.again(newScript(turn(reacttest.FollowUp("q2", "Which city?")))).Resume(context.Background(), res.Snapshot,
+		react.Answer(res.Suspension.Ticket, "the blue one"), react.WithVerifier(v))
+	require.NoError(t, err)
+	require.Equal(t, react.Suspended, res.Status)
+	assert.Equal(t, react.StepReport{Status: react.StepInProgress, Reason: "one source only"}, res.Step, "c1's verdict, restored")
+
+	blocked := react.VerifierFunc(func(context.Context, react.Check) (react.StepVerdict, error) {
+		return react.StepVerdict{Status: react.StepBlocked, Reason: "a captcha on the page"}, nil
+	})
+	m = newScript(turn(call("c1", "list", `{}`)), turn(call("f", react.ToolFail, `{"reason":"cannot go on"}`)))
+	e = stepEnv(t, m, list.Tool)
+	res, err = e.loop.Run(context.Background(), react.Node{Tools: []string{"list"}}, "find the site", react.WithVerifier(blocked))
+	require.NoError(t, err)
+	require.Equal(t, react.Failed, res.Status)
+	assert.Equal(t, react.StepReport{Status: react.StepBlocked, Reason: "a captcha on the page"}, res.Step)
+}
+
+// The system prompt lists the inputs a task gives a step: the earlier
+// steps' verified outputs under their header and the steps' statuses under
+// theirs, each header only when something follows it, one blank line
+// between the two; statuses alone are listed too.
+func TestRun_InputsPrompt(t *testing.T) {
+	const (
+		outputsHeader  = "Verified outputs of earlier steps."
+		statusesHeader = "Status of the task's steps."
+	)
+	search := react.Input{Step: "search", Outputs: map[string]json.RawMessage{"city": json.RawMessage(`"Bern"`)}}
+	reviews := react.StepState{Step: "reviews", Status: react.StepBlocked, Reason: "a captcha"}
+	for _, c := range []struct {
+		name      string
+		in        react.Inputs
+		want, not []string
+	}{
+		{"outputs only", react.Inputs{Steps: []react.Input{search}},
+			[]string{outputsHeader, `- step:search (step search): {"city":"Bern"}`}, []string{statusesHeader}},
+		{"statuses only", react.Inputs{Statuses: []react.StepState{reviews}},
+			[]string{statusesHeader, "- reviews: blocked: a captcha"}, []string{outputsHeader, "\n\n\n"}},
+		{"both, a blank line between", react.Inputs{Steps: []react.Input{search}, Statuses: []react.StepState{reviews}},
+			[]string{outputsHeader, `{"city":"Bern"}` + "\n\n" + statusesHeader}, nil},
+		{"user texts only", react.Inputs{UserTexts: []string{"near the station"}},
+			nil, []string{outputsHeader, statusesHeader}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(call("f", react.ToolFinish, `{}`)))
+			e := newEnv(t, m)
+			_, err := e.loop.Run(context.Background(), react.Node{Name: "plan"}, "plan a trip", react.WithInputs(c.in))
+			require.NoError(t, err)
+			sys := m.requests()[0].Messages[0].Content
+			for _, w := range c.want {
+				assert.Contains(t, sys, w)
+			}
+			for _, n := range c.not {
+				assert.NotContains(t, sys, n)
+			}
+		})
+	}
+}
+
+// WithHostState's bounds are inclusive: a kind of MaxToolName bytes and a
+// state of MaxHostState bytes are sealed, a byte more of either is
+// ErrHostState and nothing runs; a state without a kind is refused.
+func TestWithHostState_Bounds(t *testing.T) {
+	kind := strings.Repeat("k", react.MaxToolName)
+	for _, c := range []struct {
+		name  string
+		kind  string
+		state []byte
+		ok    bool
+	}{
+		{"a kind of MaxToolName bytes", kind, []byte("s"), true},
+		{"a kind a byte longer", kind + "k", []byte("s"), false},
+		{"a state of MaxHostState bytes", "acme.task", make([]byte, react.MaxHostState), true},
+		{"a state a byte longer", "acme.task", make([]byte, react.MaxHostState+1), false},
+		{"a state without a kind", "", []byte("s"), false},
+		{"a kind without a state", "acme.task", nil, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newScript(turn(call("f", react.ToolFinish, `{}`)))
+			e := newEnv(t, m)
+			res, err := e.loop.Run(context.Background(), react.Node{Name: "plan"}, "plan a trip", react.WithHostState(c.kind, c.state))
+			if !c.ok {
+				require.ErrorIs(t, err, react.ErrHostState)
+				assert.Empty(t, m.requests(), "nothing ran")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, len(c.state), len(res.HostState), "the state comes back whole")
+		})
+	}
 }

@@ -835,3 +835,55 @@ func TestThreadMovedResumeRefusedByClaimDecider(t *testing.T) {
 	assert.Empty(t, th.Run)
 	assert.Zero(t, d.refund.executions())
 }
+
+// Argument.Earlier marks only a value this run's own words do not hold: an
+// order id the user repeats in the message that asks for the refund is
+// this run's user text 0, not an earlier turn's, though message 1 said it
+// too.
+func TestThreadPending_EarlierOnlyWhenThisRunLacksIt(t *testing.T) {
+	d := newDesk(t)
+	a := d.loop(reacttest.Func(clerk))
+	require.Equal(t, react.Finished, d.message(a, "t1", "My order is A-17.").Status)
+	r2 := d.message(a, "t1", "Refund order A-17, please.")
+	require.Equal(t, react.Suspended, r2.Status, "the refund waits for approval")
+	p, err := a.Pending(bg, r2.Run, asAlice)
+	require.NoError(t, err)
+	require.Len(t, p.Arguments, 1)
+	assert.Equal(t, 0, p.Arguments[0].UserText, "message 2's words hold A-17")
+	assert.False(t, p.Arguments[0].Earlier, "this run's own words hold it: not an earlier turn's value")
+}
+
+// Argument.Earlier marks a value of a tool result of an earlier message as
+// well as the user's words: a refund whose order id comes from an
+// order_status result of message 1 shows, in message 2's approval, no call
+// of its own run and Earlier set.
+func TestThreadPending_EarlierResult(t *testing.T) {
+	d := newDesk(t)
+	d.refund.Params = map[string]tool.Source{"order_id": tool.Result("order_status", "order")}
+	m := reacttest.Func(func(req react.Request) react.Response {
+		cur, own := current(req)
+		switch {
+		case strings.HasPrefix(cur, "Look up"):
+			if _, ok := answered(own, "s1"); !ok {
+				return turn(call("s1", "order_status", `{"order_id":"A-17"}`))
+			}
+			return text("It has shipped.")
+		case strings.HasPrefix(cur, "Refund"):
+			if _, ok := answered(own, "r1"); !ok {
+				return turn(call("r1", "refund", `{"order_id":"A-17"}`))
+			}
+			return text("Refunded.")
+		}
+		return text("Hello.")
+	})
+	a := d.loop(m)
+	require.Equal(t, react.Finished, d.message(a, "t1", "Look up my order A-17.").Status)
+	r2 := d.message(a, "t1", "Refund it, please.")
+	require.Equal(t, react.Suspended, r2.Status, "the refund waits for approval: %+v", r2.Calls)
+	p, err := a.Pending(bg, r2.Run, asAlice)
+	require.NoError(t, err)
+	require.Len(t, p.Arguments, 1)
+	assert.Equal(t, tool.FromResult, p.Arguments[0].Source.Kind)
+	assert.Empty(t, p.Arguments[0].Calls, "no order_status call of message 2")
+	assert.True(t, p.Arguments[0].Earlier, "message 1's order_status result holds A-17")
+}

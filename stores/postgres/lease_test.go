@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/postgres"
 )
@@ -36,6 +37,7 @@ func terminate(t *testing.T, name string) int {
 // flight and A's resume claim taken, not takeable; A's work is not
 // cancelled, and A records its result once it reconnects.
 func TestLease_SurvivesTerminatedSessions(t *testing.T) {
+	storetest.SkipShort(t, "sessions ended while a lease outlives them")
 	name := "reactguard-lease-a"
 	a, err := postgres.Open(bg, withParam(dsn(t), "application_name", name), &postgres.Options{Lease: 3 * time.Second})
 	if err != nil {

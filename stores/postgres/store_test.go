@@ -654,3 +654,41 @@ func TestWriteLedger_FailedFinishIsStoredLater(t *testing.T) {
 		get(key, guard.WriteRunning, "")
 	}
 }
+
+// A claim statement that the server applied but whose reply was lost
+// leaves the key running under this Store's lease with no Begin here
+// holding it: the next Begin of the key in this process takes it over (a
+// claim, with the token the statement drew), so the write is not stuck in
+// flight; another Store, whose lease is not the owner's, finds it running.
+func TestWriteLedger_TakesOverItsOwnLostClaim(t *testing.T) {
+	s, other := open(t, nil), open(t, nil)
+	wl := s.WriteLedger()
+	stamp := time.Now().Format("150405.000000")
+	warm, key := "lost-claim/warm/"+stamp, "lost-claim/"+stamp
+	if _, ok, err := wl.Begin(bg, warm, "w"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	var owner, token int64
+	if err := s.Pool().QueryRow(bg, `SELECT owner FROM reactguard_writes WHERE key = $1`, []byte(warm)).Scan(&owner); err != nil {
+		t.Fatal(err)
+	}
+	// What the lost claim statement left behind.
+	if err := s.Pool().QueryRow(bg, `INSERT INTO reactguard_writes (key, tool, state, owner, token, at)
+		VALUES ($1, 'w', 1, $2, nextval('reactguard_fence'), now()) RETURNING token`, []byte(key), owner).Scan(&token); err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, err := other.WriteLedger().Begin(bg, key, "w"); err != nil || ok || rec.State != guard.WriteRunning {
+		t.Fatalf("another Store's Begin = %+v, %v, %v; want the key running and not claimed", rec, ok, err)
+	}
+	rec, ok, err := wl.Begin(bg, key, "w")
+	if err != nil || !ok || rec.State != guard.WriteRunning || rec.Token != uint64(token) {
+		t.Fatalf("Begin of its own lost claim = %+v, %v, %v; want it claimed with token %d", rec, ok, err, token)
+	}
+	if again, ok, err := wl.Begin(bg, key, "w"); err != nil || ok || again.State != guard.WriteRunning {
+		t.Fatalf("Begin while this process holds the claim = %+v, %v, %v; want it running and not claimed", again, ok, err)
+	}
+	rec.State, rec.Result = guard.WriteSucceeded, []byte(`{}`)
+	if err := wl.Finish(bg, rec); err != nil {
+		t.Fatalf("Finish of the taken-over claim = %v", err)
+	}
+}

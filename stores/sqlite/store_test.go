@@ -359,37 +359,46 @@ func fill(t testing.TB, s *sqlite.Store, run string, n int) {
 // Open refuses a damaged file (quick_check) with ErrCorrupt, naming what
 // is wrong, rather than fail in the middle of a run later.
 func TestOpen_RefusesADamagedFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := sqlite.Open(bg, path, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name      string
+		from, len int
+	}{
+		{"torn pages", 8 * 4096, 4 * 4096},  // a few pages past the header, as a torn copy does
+		{"one page's header", 10 * 4096, 8}, // quick_check reads the file and reports the page
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			s, err := sqlite.Open(bg, path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Migrate(bg); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, s, "r", 300)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < 16*4096 {
+				t.Fatalf("the file has %d bytes; want more pages to damage", len(b))
+			}
+			for i := tt.from; i < tt.from+tt.len; i++ {
+				b[i] = byte(i * 7)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err = sqlite.Open(bg, path, nil)
+			if !errors.Is(err, sqlite.ErrCorrupt) || !errors.Is(err, sqlite.ErrOpen) {
+				t.Fatalf("Open of a damaged file = %v; want ErrCorrupt and ErrOpen", err)
+			}
+			t.Log(err)
+		})
 	}
-	if err := s.Migrate(bg); err != nil {
-		t.Fatal(err)
-	}
-	fill(t, s, "r", 300)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) < 16*4096 {
-		t.Fatalf("the file has %d bytes; want more pages to damage", len(b))
-	}
-	// Damage a few pages past the header, as a torn copy does.
-	for i := 8 * 4096; i < 12*4096; i++ {
-		b[i] = byte(i * 7)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err = sqlite.Open(bg, path, nil)
-	if !errors.Is(err, sqlite.ErrCorrupt) || !errors.Is(err, sqlite.ErrOpen) {
-		t.Fatalf("Open of a damaged file = %v; want ErrCorrupt and ErrOpen", err)
-	}
-	t.Log(err)
 }
 
 // Backup copies the database while writers go on: the copy opens (its

@@ -520,8 +520,9 @@ func TestPrune_AllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	now = now.Add(24 * time.Hour)
-	if p, err := s.Prune(bg, now.Add(-time.Hour)); err == nil || !strings.Contains(err.Error(), "turns are kept") {
-		t.Fatalf("Prune with a step that fails = %+v, %v; want the step's error", p, err)
+	p, err := s.Prune(bg, now.Add(-time.Hour))
+	if err == nil || !strings.Contains(err.Error(), "turns are kept") || strings.Contains(err.Error(), "%!") {
+		t.Fatalf("Prune with a step that fails = %+v, %v; want the step's error, cleanly worded", p, err)
 	}
 	if _, ok, err := wl.Get(bg, "ok"); err != nil || !ok {
 		t.Errorf("settled write after the failed Prune: kept %v, %v; want kept (nothing deleted)", ok, err)

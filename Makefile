@@ -1,6 +1,6 @@
 # Every Go module in the tree: the core, each adapter under adapters/ and each
-# store under stores/
-MODULES := $(shell find . -name go.mod -not -path './.git/*' -exec dirname {} \; | sort)
+# store under stores/ (not .mutate/, where make mutate keeps its reports)
+MODULES := $(shell find . -name go.mod -not -path './.git/*' -not -path './.mutate/*' -exec dirname {} \; | sort)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOBIN := $(shell go env GOPATH)/bin
 

@@ -692,3 +692,22 @@ func TestWriteLedger_TakesOverItsOwnLostClaim(t *testing.T) {
 		t.Fatalf("Finish of the taken-over claim = %v", err)
 	}
 }
+
+// AddUserTextAndLoad stores the user's text with the run's evidence (a
+// later reader, without this Store's memory, finds it a source) and
+// returns the run's evidence with it; a blank text adds nothing.
+func TestEvidence_AddUserTextAndLoadStoresTheText(t *testing.T) {
+	s := open(t, nil)
+	run := "user-text-and-load-" + time.Now().Format("150405.000000")
+	snap, err := s.Evidence().AddUserTextAndLoad(bg, run, "my order is A-7")
+	if err != nil || len(snap.UserTexts) != 1 || snap.UserTexts[0] != "my order is A-7" {
+		t.Fatalf("AddUserTextAndLoad = %+v, %v; want the run's evidence with the text", snap, err)
+	}
+	if said, err := open(t, nil).Evidence().UserSaid(bg, run, "A-7"); err != nil || !said {
+		t.Fatalf("UserSaid(A-7) from another Store = %v, %v; want the stored text", said, err)
+	}
+	snap, err = s.Evidence().AddUserTextAndLoad(bg, run, "  \n")
+	if err != nil || len(snap.UserTexts) != 1 {
+		t.Fatalf("AddUserTextAndLoad(blank) = %+v, %v; want the one text, nothing added", snap, err)
+	}
+}

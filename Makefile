@@ -1,6 +1,6 @@
 # Every Go module in the tree: the core, each adapter under adapters/ and each
-# store under stores/
-MODULES := $(shell find . -name go.mod -not -path './.git/*' -exec dirname {} \; | sort)
+# store under stores/ (not .mutate/, where make mutate keeps its reports)
+MODULES := $(shell find . -name go.mod -not -path './.git/*' -not -path './.mutate/*' -exec dirname {} \; | sort)
 GOLANGCI_LINT_VERSION := v2.15.0
 GOBIN := $(shell go env GOPATH)/bin
 
@@ -69,8 +69,10 @@ cover:
 ## mutate: mutation testing (gremlins) of whole packages, one at a time; slow
 ## (minutes to an hour a package on 2 cores), never run by CI. MUTATE_PKGS
 ## picks the packages; stores/postgres needs REACTGUARD_POSTGRES_DSN or a
-## server on 127.0.0.1:5432. Prints killed, lived, not covered, timed out and
-## the efficacy per package; reports and logs in .mutate/.
+## server on 127.0.0.1:5432; the stores' mutants run their tests with -short
+## (the fault, failover and load runs skip). Prints killed, lived, not
+## covered, timed out, not viable and the efficacy per package; reports and
+## logs in .mutate/.
 ## docs/mutation.md lists the figures and the surviving mutants.
 GREMLINS_VERSION := v0.6.0
 MUTATE_PKGS ?= ./guard ./react ./evidence ./runstore ./stores/sqlite ./stores/postgres

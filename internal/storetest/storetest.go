@@ -42,6 +42,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/reactguard/reactguard/errcode"
@@ -54,6 +55,22 @@ import (
 	"github.com/reactguard/reactguard/threadstore"
 	"github.com/reactguard/reactguard/tool"
 )
+
+// SkipShort skips t under go test -short: the fault, failover and load
+// runs of a store (a process killed at every crash point, a server
+// restarted or its sessions ended, a killed child's lease waited out, a
+// thousand messages), which take most of a store's test time. Mutation
+// testing runs each store's tests with -short (.ci/mutate, see
+// docs/mutation.md), so that every mutant still meets the conformance
+// kits and the store's tests of its guarantees, in seconds instead of a
+// minute; make test and CI run without -short, so every run is kept there.
+// what says which run is skipped.
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + what + " (runs without -short)")
+	}
+}
 
 // The environment of a child process.
 const (

@@ -46,6 +46,7 @@ var storeCases = []storeCase{
 	{"ListSnapshots", listSnapshots},
 	{"ListExactPage", listExactPage},
 	{"ListRefusesOutOfRangeTimes", listRefusesOutOfRangeTimes},
+	{"ListWithoutFilter", listWithoutFilter},
 }
 
 // base is the stop time of the runs of most cases: recent, with a
@@ -442,5 +443,46 @@ func listExactPage(t *testing.T, s runstore.Store, prefix string) {
 	must(t, err)
 	if len(p.Runs) != 3 || p.Next != "" {
 		t.Fatalf("List(3 runs, limit 3) = %d runs, next %q; want 3 and no next page", len(p.Runs), p.Next)
+	}
+}
+
+// listWithoutFilter lists every run of the store, as an operator's tool
+// does: an empty filter is a valid one, and its pages hold each run once,
+// oldest first, ties by id. The store may hold runs of other tests: the
+// case checks its own runs among them.
+func listWithoutFilter(t *testing.T, s runstore.Store, prefix string) {
+	mine := map[string]int{}
+	for i, id := range []string{"b", "a", "c"} {
+		must(t, s.Save(bg, approvalRun(prefix+"/"+id, prefix, base.Add(time.Duration(i%2)*time.Second))))
+		mine[prefix+"/"+id] = 0
+	}
+	var last runstore.Run
+	f := runstore.Filter{Limit: runstore.MaxLimit}
+	for page := 1; ; page++ {
+		p, err := s.List(bg, f)
+		if err != nil {
+			t.Fatalf("List(no filter), page %d = %v; want every run of the store", page, err)
+		}
+		for i, r := range p.Runs {
+			if (page > 1 || i > 0) && (r.Stopped.Before(last.Stopped) || r.Stopped.Equal(last.Stopped) && r.ID <= last.ID) {
+				t.Fatalf("List(no filter) gave %q (%v) after %q (%v); want oldest first, ties by id", r.ID, r.Stopped, last.ID, last.Stopped)
+			}
+			last = r
+			if _, ok := mine[r.ID]; ok {
+				mine[r.ID]++
+			}
+		}
+		if p.Next == "" {
+			break
+		}
+		if page > 1000 {
+			t.Fatalf("List(no filter) did not end after %d pages", page)
+		}
+		f.Cursor = p.Next
+	}
+	for id, n := range mine {
+		if n != 1 {
+			t.Errorf("List(no filter) gave %q %d times; want once", id, n)
+		}
 	}
 }

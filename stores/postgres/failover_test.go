@@ -37,6 +37,7 @@ func privateProcesses(t *testing.T, lease time.Duration) (storetest.Processes, *
 // the processes' leases (15 s) outlive the restarts, so nothing is taken
 // over.
 func TestFailover_RestartUnderLoad(t *testing.T) {
+	storetest.SkipShort(t, "a private server restarted under load")
 	const procs, runs = 2, 120
 	p, srv := privateProcesses(t, postgres.DefaultLease)
 	start := time.Now()
@@ -69,6 +70,7 @@ func TestFailover_RestartUnderLoad(t *testing.T) {
 // write, for three times its lease: every other process finds the
 // snapshot claimed and the write in flight, and the write runs once.
 func TestFailover_TerminatedMidWrite(t *testing.T) {
+	storetest.SkipShort(t, "sessions ended on a private server mid-write")
 	const lease = 2 * time.Second
 	p, srv := privateProcesses(t, lease)
 	storetest.TerminatedMidWrite(t, p, func(role string) int { return srv.terminate(appName(role)) }, lease)

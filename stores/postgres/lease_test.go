@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/postgres"
 )
@@ -36,6 +38,7 @@ func terminate(t *testing.T, name string) int {
 // flight and A's resume claim taken, not takeable; A's work is not
 // cancelled, and A records its result once it reconnects.
 func TestLease_SurvivesTerminatedSessions(t *testing.T) {
+	storetest.SkipShort(t, "sessions ended while a lease outlives them")
 	name := "reactguard-lease-a"
 	a, err := postgres.Open(bg, withParam(dsn(t), "application_name", name), &postgres.Options{Lease: 3 * time.Second})
 	if err != nil {
@@ -255,5 +258,157 @@ func TestOpen_BadCredentialsAreNotUnreachable(t *testing.T) {
 				t.Fatalf("the error shows the password: %v", err)
 			}
 		})
+	}
+}
+
+// A lease that has expired in the database while this process still holds
+// it on its own clock (the process stalled, or the clocks disagree) claims
+// nothing: every claim statement checks the claiming Store's lease itself,
+// so Begin, BeginApproved, BeginApprovedOrGate, Claim and ClaimDecided each
+// fail with ErrLeaseLost and leave the key free, the approval unused, no
+// call gated, the snapshot unclaimed and no decision recorded or applied.
+// (Without that check in the statement, a claim under a dead lease could be
+// taken over at once by another process and its write run twice.)
+func TestLease_ExpiredInTheDatabaseClaimsNothing(t *testing.T) {
+	// A long lease: no renewal comes between a test's expiry and its claim.
+	s := open(t, &postgres.Options{Lease: 10 * time.Minute})
+	wl, ap, cl := s.WriteLedger(), s.Approvals(), s.Claims()
+	n := 0
+	// expire makes sure the Store holds a lease (a claim of a key of its
+	// own), then ends that lease in the database only.
+	expire := func(t *testing.T) {
+		t.Helper()
+		n++
+		if _, ok, err := wl.Begin(bg, fmt.Sprintf("lease-expired/warm/%d/%s", n, t.Name()), "w"); err != nil || !ok {
+			t.Fatalf("Begin under a live lease = %v, %v; want a claim", ok, err)
+		}
+		if _, err := s.Pool().Exec(bg, `UPDATE reactguard_leases SET expires = now() - interval '1 second'`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := func(t *testing.T, what string, err error) {
+		t.Helper()
+		if !errors.Is(err, runstore.ErrLeaseLost) {
+			t.Fatalf("%s under a lease expired in the database = %v; want ErrLeaseLost", what, err)
+		}
+	}
+	free := func(t *testing.T, key string) {
+		t.Helper()
+		if rec, found, err := wl.Get(bg, key); err != nil || found {
+			t.Fatalf("Get(%s) = %+v, %v, %v; want no record: nothing was claimed", key, rec, found, err)
+		}
+	}
+	claims := func(t *testing.T, run string) int {
+		t.Helper()
+		var c int
+		if err := s.Pool().QueryRow(bg, `SELECT count(*) FROM reactguard_claims WHERE run = $1`, []byte(run)).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	call := guard.GatedCall{CallID: "c1", Tool: "w", Args: []byte(`{"n":1}`), Fingerprint: "fp-1", Round: 1}
+
+	t.Run("Begin", func(t *testing.T) {
+		key := "lease-expired/begin/" + t.Name()
+		expire(t)
+		_, ok, err := wl.Begin(bg, key, "w")
+		lost(t, "Begin", err)
+		if ok {
+			t.Fatal("Begin claimed the key")
+		}
+		free(t, key)
+	})
+	t.Run("BeginApproved", func(t *testing.T) {
+		run, key := "lease-expired-approved", "lease-expired/approved/"+t.Name()
+		if err := ap.Gate(bg, run, call); err != nil {
+			t.Fatal(err)
+		}
+		if err := ap.Approve(bg, run, call.CallID, call.Fingerprint); err != nil {
+			t.Fatal(err)
+		}
+		expire(t)
+		_, ok, err := wl.BeginApproved(bg, key, "w", run, call.Fingerprint)
+		lost(t, "BeginApproved", err)
+		if ok {
+			t.Fatal("BeginApproved claimed the key")
+		}
+		free(t, key)
+		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || !used {
+			t.Fatalf("Consume after the refused claim = %v, %v; want the approval still unused", used, err)
+		}
+	})
+	t.Run("BeginApprovedOrGate", func(t *testing.T) {
+		run, key := "lease-expired-gate", "lease-expired/gate/"+t.Name()
+		expire(t)
+		_, ok, gated, err := wl.BeginApprovedOrGate(bg, key, "w", run, call)
+		lost(t, "BeginApprovedOrGate", err)
+		if ok || gated {
+			t.Fatalf("BeginApprovedOrGate = claimed %v, gated %v; want neither", ok, gated)
+		}
+		free(t, key)
+		if c, found, err := ap.Gated(bg, run); err != nil || found {
+			t.Fatalf("Gated = %+v, %v, %v; want no call gated", c, found, err)
+		}
+	})
+	t.Run("Claim", func(t *testing.T) {
+		run := "lease-expired-claim"
+		expire(t)
+		ok, err := cl.Claim(bg, run, "s1")
+		lost(t, "Claim", err)
+		if ok {
+			t.Fatal("Claim claimed the snapshot")
+		}
+		if c := claims(t, run); c != 0 {
+			t.Fatalf("%d claims stored; want none", c)
+		}
+	})
+	t.Run("ClaimDecided", func(t *testing.T) {
+		run := "lease-expired-decided"
+		if err := ap.Gate(bg, run, call); err != nil {
+			t.Fatal(err)
+		}
+		expire(t)
+		ok, err := cl.ClaimDecided(bg, runstore.Decision{Run: run, Suspension: "s1", Kind: runstore.Approved, CallID: call.CallID,
+			Tool: call.Tool, Fingerprint: call.Fingerprint, By: "alice", At: time.Now()})
+		lost(t, "ClaimDecided", err)
+		if ok {
+			t.Fatal("ClaimDecided claimed the snapshot")
+		}
+		if c := claims(t, run); c != 0 {
+			t.Fatalf("%d claims stored; want none", c)
+		}
+		if d, found, err := s.Audit().Decided(bg, run, "s1"); err != nil || found {
+			t.Fatalf("Decided = %+v, %v, %v; want no decision recorded", d, found, err)
+		}
+		if c, found, err := ap.Gated(bg, run); err != nil || !found || c.CallID != call.CallID {
+			t.Fatalf("Gated = %+v, %v, %v; want the call still waiting", c, found, err)
+		}
+		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || used {
+			t.Fatalf("Consume = %v, %v; want no approval granted", used, err)
+		}
+	})
+}
+
+// A Store that lives keeps its lease: renewals (every third of the lease)
+// keep the work held under it going for longer than the lease, and the
+// claim stays its own (its Finish is not fenced).
+func TestLease_RenewedWhileHeld(t *testing.T) {
+	const lease = 3 * time.Second
+	s := open(t, &postgres.Options{Lease: lease})
+	wl := s.WriteLedger()
+	rec, ok, err := wl.Begin(bg, "lease-renewed/"+t.Name(), "w")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	held, release := wl.Hold(bg, rec)
+	defer release()
+	select {
+	case <-held.Done():
+		t.Fatalf("work held under a live Store's lease ended after less than %v: %v", lease*5/6, context.Cause(held))
+	case <-time.After(lease * 5 / 6): // past the two thirds at which an unrenewed lease counts as lost
+	}
+	rec.State, rec.Result = guard.WriteSucceeded, []byte(`{}`)
+	if err := wl.Finish(bg, rec); err != nil {
+		t.Fatalf("Finish under the renewed lease = %v", err)
 	}
 }

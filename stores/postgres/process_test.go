@@ -114,6 +114,7 @@ func TestProcesses_Task(t *testing.T) {
 // the user's answer, with a Verify, reuses the applied result. One
 // execution in all; the first snapshot, settled since, is refused.
 func TestProcesses_KilledWrite(t *testing.T) {
+	storetest.SkipShort(t, "a killed child's lease waited out")
 	storetest.KilledWrite(t, processes(t))
 }
 
@@ -121,6 +122,7 @@ func TestProcesses_KilledWrite(t *testing.T) {
 // write: the next process resumes the same run, takes the claim over, and
 // the unused approval runs the write once.
 func TestProcesses_KilledBeforeWrite(t *testing.T) {
+	storetest.SkipShort(t, "a killed child's lease waited out")
 	storetest.KilledBeforeWrite(t, processes(t))
 }
 
@@ -137,6 +139,7 @@ func TestPerson(t *testing.T) {
 // A conversation across two processes on one database (see
 // storetest.Conversation).
 func TestProcesses_Conversation(t *testing.T) {
+	storetest.SkipShort(t, "a killed child's lease waited out")
 	storetest.Conversation(t, processes(t))
 }
 
@@ -146,6 +149,7 @@ func TestProcesses_Conversation(t *testing.T) {
 // expired): one execution, the run finished, no snapshot claimed twice by
 // living processes.
 func TestCrashPoints(t *testing.T) {
+	storetest.SkipShort(t, "a process killed at every crash point")
 	n := storetest.CrashPoints(t, processes(t))
 	t.Logf("crash points covered: %d", n)
 }

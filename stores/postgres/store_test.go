@@ -434,3 +434,267 @@ func TestPrune_KeepsWhatAValidSnapshotNeeds(t *testing.T) {
 			func(ctx context.Context, before time.Time) error { _, err := s.Prune(ctx, before); return err }
 	})
 }
+
+// The save or delete of a claimed run settles its claim, and a Release
+// after it keeps the claim settled (see storetest.SettledByRuns).
+func TestClaims_SettledByRunsStaysSettled(t *testing.T) {
+	s := open(t, nil)
+	storetest.SettledByRuns(t, storetest.Stores{Claims: s.Claims(), Runs: s.Runs()})
+}
+
+// ClaimDecided answers as Claim followed by Record and Approve or Decline
+// would (react.ClaimDecider): a decision on a call that does not wait, or
+// waits with another fingerprint, is refused with ErrNotPending, one on a
+// suspension the audit holds another kind of decision on with
+// ErrDecidedOtherwise; each claims, records and decides nothing.
+func TestClaimDecided_Refusals(t *testing.T) {
+	s := open(t, nil)
+	cl, ap, au := s.Claims(), s.Approvals(), s.Audit()
+	call := guard.GatedCall{CallID: "c1", Tool: "w", Args: []byte(`{"n":1}`), Fingerprint: "fp-1", Round: 1}
+	decision := func(run string, kind runstore.DecisionKind, fp string) runstore.Decision {
+		return runstore.Decision{Run: run, Suspension: "s1", Kind: kind, CallID: call.CallID, Tool: call.Tool, Fingerprint: fp, By: "alice", At: time.Now()}
+	}
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, run string)
+		d     func(run string) runstore.Decision
+		want  error
+	}{
+		{"no call waits", func(*testing.T, string) {}, func(run string) runstore.Decision { return decision(run, runstore.Approved, call.Fingerprint) }, guard.ErrNotPending},
+		{"another fingerprint", func(t *testing.T, run string) {
+			if err := ap.Gate(bg, run, call); err != nil {
+				t.Fatal(err)
+			}
+		}, func(run string) runstore.Decision { return decision(run, runstore.Approved, "fp-other") }, guard.ErrNotPending},
+		{"declined in the audit", func(t *testing.T, run string) {
+			if err := ap.Gate(bg, run, call); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := au.Record(bg, decision(run, runstore.Declined, "")); err != nil {
+				t.Fatal(err)
+			}
+		}, func(run string) runstore.Decision { return decision(run, runstore.Approved, call.Fingerprint) }, runstore.ErrDecidedOtherwise},
+		// A snapshot resumed and settled already answers false, nil,
+		// whatever the decision: the resume that took it is the answer.
+		{"settled, no call waits", func(t *testing.T, run string) {
+			if ok, err := cl.Claim(bg, run, "s1"); err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			if err := cl.Settle(bg, run, "s1"); err != nil {
+				t.Fatal(err)
+			}
+		}, func(run string) runstore.Decision { return decision(run, runstore.Approved, call.Fingerprint) }, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run := "claim-decided/" + t.Name()
+			tt.setup(t, run)
+			ok, err := cl.ClaimDecided(bg, tt.d(run))
+			if ok || !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("ClaimDecided = %v, %v; want false and %v", ok, err, tt.want)
+			}
+			if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || used {
+				t.Fatalf("Consume = %v, %v; want no approval granted", used, err)
+			}
+			if tt.want == nil {
+				return
+			}
+			// Nothing was claimed: the snapshot is free for a plain Claim.
+			if ok, err := cl.Claim(bg, run, "s1"); err != nil || !ok {
+				t.Fatalf("Claim after the refused ClaimDecided = %v, %v; want the snapshot free", ok, err)
+			}
+		})
+	}
+}
+
+// A host that goes on using a closed Store gets errors, never a panic:
+// Settle of a claim it does not hold (no lease is held once closed),
+// Claim, Begin and Finish.
+func TestClosedStore_AnswersErrors(t *testing.T) {
+	s, err := postgres.Open(bg, dsn(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(bg); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"Settle", func() error { return s.Claims().Settle(bg, "closed-run", "s1") }},
+		{"Claim", func() error { _, err := s.Claims().Claim(bg, "closed-run", "s1"); return err }},
+		{"Begin", func() error { _, _, err := s.WriteLedger().Begin(bg, "closed-key", "w"); return err }},
+		{"Finish", func() error {
+			return s.WriteLedger().Finish(bg, guard.WriteRecord{Key: "closed-key", Tool: "w", State: guard.WriteSucceeded})
+		}},
+	} {
+		if err := tt.call(); err == nil {
+			t.Errorf("%s on a closed Store = nil; want an error", tt.name)
+		}
+	}
+}
+
+// A save of a claimed run whose statement fails (here its context was
+// cancelled; a lost connection does the same) is kept in the process and
+// stored, with the claim's settlement, before the run is next settled here;
+// once stored it is forgotten, so it never overwrites what another process
+// saved of the run since.
+func TestRuns_FailedSaveIsStoredLater(t *testing.T) {
+	ctx := context.Background()
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	a, b := open(t, nil), open(t, nil)
+	run := "failed-save-" + time.Now().Format("150405.000000")
+	saved := func(snapshot string) runstore.Run {
+		return runstore.Run{ID: run, Node: run, Kind: runstore.Approval, Snapshot: []byte(snapshot), Stopped: time.Now()}
+	}
+	if ok, err := a.Claims().Claim(ctx, run, "s1"); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v; want true", ok, err)
+	}
+	if err := a.Runs().Save(cancelled, saved(`{"by":"a"}`)); err == nil {
+		t.Fatal("Save with a cancelled context = nil; want an error")
+	}
+	if err := a.Claims().Settle(ctx, run, "s1"); err != nil {
+		t.Fatalf("Settle after the failed save = %v; want nil (the save stored first, settling the claim)", err)
+	}
+	if got, ok, err := a.Runs().Get(ctx, run); err != nil || !ok || string(got.Snapshot) != `{"by":"a"}` {
+		t.Fatalf("Get after the settle = %s, %v, %v; want the kept save", got.Snapshot, ok, err)
+	}
+	if err := b.Runs().Save(ctx, saved(`{"by":"b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Runs().List(ctx, runstore.Filter{Node: run}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.Claims().Claim(ctx, run, "s2"); err != nil || !ok {
+		t.Fatalf("Claim of the next snapshot = %v, %v; want true", ok, err)
+	}
+	if got, ok, err := b.Runs().Get(ctx, run); err != nil || !ok || string(got.Snapshot) != `{"by":"b"}` {
+		t.Fatalf("Get = %s, %v, %v; want the other process's later save: the stored one is not saved again", got.Snapshot, ok, err)
+	}
+}
+
+// The evidence read with a resume claim answers the resume's first Load
+// only while nothing was written to the run since: FinishRecorded, which
+// writes the write's evidence with its record, drops it, and the next Load
+// reads the record.
+func TestFinishRecorded_DropsTheClaimsEvidence(t *testing.T) {
+	s := open(t, nil)
+	run := "finish-recorded-prefetch-" + time.Now().Format("150405.000000")
+	if ok, err := s.Claims().Claim(bg, run, "s1"); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v; want true", ok, err)
+	}
+	wl := s.WriteLedger()
+	rec, ok, err := wl.Begin(bg, "finish-recorded-prefetch/"+run, "w")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	rec.State, rec.Result = guard.WriteSucceeded, []byte(`{"id":"x"}`)
+	r := evidence.Record{CallID: "c1", Tool: "w", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}
+	if err := wl.FinishRecorded(bg, rec, run, r); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Evidence().Load(bg, run)
+	if err != nil || len(snap.Records) != 1 || snap.Records[0].CallID != "c1" {
+		t.Fatalf("Load after FinishRecorded = %+v, %v; want the write's record", snap, err)
+	}
+}
+
+// A Finish whose statement fails (here its context was cancelled; a lost
+// connection does the same) returns the error and keeps the record in the
+// process: the next Get stores it, once, so the key reads as finished, and
+// a later claim of the key is not overwritten by that record again. For a
+// record with a claim's token and for one without (an upsert).
+func TestWriteLedger_FailedFinishIsStoredLater(t *testing.T) {
+	cancelled, cancel := context.WithCancel(bg)
+	cancel()
+	s := open(t, nil)
+	wl := s.WriteLedger()
+	get := func(key string, want guard.WriteState, result string) {
+		t.Helper()
+		rec, ok, err := wl.Get(bg, key)
+		if err != nil || !ok || rec.State != want || string(rec.Result) != result {
+			t.Fatalf("Get(%s) = %+v, %v, %v; want state %v, result %q", key, rec, ok, err, want, result)
+		}
+	}
+	for _, tokened := range []bool{true, false} {
+		key := fmt.Sprintf("failed-finish/%v/%s", tokened, time.Now().Format("150405.000000"))
+		rec, ok, err := wl.Begin(bg, key, "w")
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if !tokened {
+			rec.Token = 0
+		}
+		rec.State, rec.Result = guard.WriteFailed, []byte(`{"refused":1}`)
+		if err := wl.Finish(cancelled, rec); err == nil {
+			t.Fatal("Finish with a cancelled context = nil; want an error")
+		}
+		get(key, guard.WriteFailed, `{"refused":1}`)
+		// The failed write may be claimed again; the record kept from the
+		// failed Finish is not stored over the new claim.
+		if _, ok, err := wl.Begin(bg, key, "w"); err != nil || !ok {
+			t.Fatalf("Begin of the failed key = %v, %v; want a new claim", ok, err)
+		}
+		get(key, guard.WriteRunning, "")
+		get(key, guard.WriteRunning, "")
+	}
+}
+
+// A claim statement that the server applied but whose reply was lost
+// leaves the key running under this Store's lease with no Begin here
+// holding it: the next Begin of the key in this process takes it over (a
+// claim, with the token the statement drew), so the write is not stuck in
+// flight; another Store, whose lease is not the owner's, finds it running.
+func TestWriteLedger_TakesOverItsOwnLostClaim(t *testing.T) {
+	s, other := open(t, nil), open(t, nil)
+	wl := s.WriteLedger()
+	stamp := time.Now().Format("150405.000000")
+	warm, key := "lost-claim/warm/"+stamp, "lost-claim/"+stamp
+	if _, ok, err := wl.Begin(bg, warm, "w"); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	var owner, token int64
+	if err := s.Pool().QueryRow(bg, `SELECT owner FROM reactguard_writes WHERE key = $1`, []byte(warm)).Scan(&owner); err != nil {
+		t.Fatal(err)
+	}
+	// What the lost claim statement left behind.
+	if err := s.Pool().QueryRow(bg, `INSERT INTO reactguard_writes (key, tool, state, owner, token, at)
+		VALUES ($1, 'w', 1, $2, nextval('reactguard_fence'), now()) RETURNING token`, []byte(key), owner).Scan(&token); err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, err := other.WriteLedger().Begin(bg, key, "w"); err != nil || ok || rec.State != guard.WriteRunning {
+		t.Fatalf("another Store's Begin = %+v, %v, %v; want the key running and not claimed", rec, ok, err)
+	}
+	rec, ok, err := wl.Begin(bg, key, "w")
+	if err != nil || !ok || rec.State != guard.WriteRunning || rec.Token != uint64(token) {
+		t.Fatalf("Begin of its own lost claim = %+v, %v, %v; want it claimed with token %d", rec, ok, err, token)
+	}
+	if again, ok, err := wl.Begin(bg, key, "w"); err != nil || ok || again.State != guard.WriteRunning {
+		t.Fatalf("Begin while this process holds the claim = %+v, %v, %v; want it running and not claimed", again, ok, err)
+	}
+	rec.State, rec.Result = guard.WriteSucceeded, []byte(`{}`)
+	if err := wl.Finish(bg, rec); err != nil {
+		t.Fatalf("Finish of the taken-over claim = %v", err)
+	}
+}
+
+// AddUserTextAndLoad stores the user's text with the run's evidence (a
+// later reader, without this Store's memory, finds it a source) and
+// returns the run's evidence with it; a blank text adds nothing.
+func TestEvidence_AddUserTextAndLoadStoresTheText(t *testing.T) {
+	s := open(t, nil)
+	run := "user-text-and-load-" + time.Now().Format("150405.000000")
+	snap, err := s.Evidence().AddUserTextAndLoad(bg, run, "my order is A-7")
+	if err != nil || len(snap.UserTexts) != 1 || snap.UserTexts[0] != "my order is A-7" {
+		t.Fatalf("AddUserTextAndLoad = %+v, %v; want the run's evidence with the text", snap, err)
+	}
+	if said, err := open(t, nil).Evidence().UserSaid(bg, run, "A-7"); err != nil || !said {
+		t.Fatalf("UserSaid(A-7) from another Store = %v, %v; want the stored text", said, err)
+	}
+	snap, err = s.Evidence().AddUserTextAndLoad(bg, run, "  \n")
+	if err != nil || len(snap.UserTexts) != 1 {
+		t.Fatalf("AddUserTextAndLoad(blank) = %+v, %v; want the one text, nothing added", snap, err)
+	}
+}

@@ -3,6 +3,7 @@ module github.com/reactguard/reactguard/stores/sqlite
 go 1.26.0
 
 require (
+	github.com/google/jsonschema-go v0.4.3
 	github.com/reactguard/reactguard v0.1.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.62.0
@@ -10,7 +11,6 @@ require (
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect

@@ -94,3 +94,32 @@ func TestOwner_RemovedLockFileIsLost(t *testing.T) {
 		t.Fatalf("A.Begin under a new owner = %v, %v; want a claim", ok, err)
 	}
 }
+
+// A lock file replaced by another file at the same path (not locked: to
+// the other processes the owner reads as dead) is lost as a removed one
+// is: the work held under it is cancelled.
+func TestOwner_ReplacedLockFileIsLost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := openAt(t, path, &sqlite.Options{OwnerCheck: 50 * time.Millisecond})
+	lock := ownerFile(t, path)
+	rec, ok, err := a.WriteLedger().Begin(bg, "owner-replaced/"+t.Name(), "w")
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	held, release := a.WriteLedger().Hold(bg, rec)
+	defer release()
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte("pid 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the work held under a replaced lock file was not cancelled")
+	}
+	if !errors.Is(context.Cause(held), runstore.ErrLeaseLost) {
+		t.Fatalf("cause = %v; want ErrLeaseLost", context.Cause(held))
+	}
+}

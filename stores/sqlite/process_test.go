@@ -85,6 +85,7 @@ func TestProcesses_Conversation(t *testing.T) {
 // brought to its end by another process: one execution, the run finished,
 // no snapshot claimed twice by living processes.
 func TestCrashPoints(t *testing.T) {
+	storetest.SkipShort(t, "a process killed at every crash point")
 	n := storetest.CrashPoints(t, processes(t))
 	t.Logf("crash points covered: %d", n)
 }

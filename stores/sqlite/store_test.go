@@ -359,37 +359,46 @@ func fill(t testing.TB, s *sqlite.Store, run string, n int) {
 // Open refuses a damaged file (quick_check) with ErrCorrupt, naming what
 // is wrong, rather than fail in the middle of a run later.
 func TestOpen_RefusesADamagedFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := sqlite.Open(bg, path, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name      string
+		from, len int
+	}{
+		{"torn pages", 8 * 4096, 4 * 4096},  // a few pages past the header, as a torn copy does
+		{"one page's header", 10 * 4096, 8}, // quick_check reads the file and reports the page
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			s, err := sqlite.Open(bg, path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Migrate(bg); err != nil {
+				t.Fatal(err)
+			}
+			fill(t, s, "r", 300)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < 16*4096 {
+				t.Fatalf("the file has %d bytes; want more pages to damage", len(b))
+			}
+			for i := tt.from; i < tt.from+tt.len; i++ {
+				b[i] = byte(i * 7)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err = sqlite.Open(bg, path, nil)
+			if !errors.Is(err, sqlite.ErrCorrupt) || !errors.Is(err, sqlite.ErrOpen) {
+				t.Fatalf("Open of a damaged file = %v; want ErrCorrupt and ErrOpen", err)
+			}
+			t.Log(err)
+		})
 	}
-	if err := s.Migrate(bg); err != nil {
-		t.Fatal(err)
-	}
-	fill(t, s, "r", 300)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) < 16*4096 {
-		t.Fatalf("the file has %d bytes; want more pages to damage", len(b))
-	}
-	// Damage a few pages past the header, as a torn copy does.
-	for i := 8 * 4096; i < 12*4096; i++ {
-		b[i] = byte(i * 7)
-	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err = sqlite.Open(bg, path, nil)
-	if !errors.Is(err, sqlite.ErrCorrupt) || !errors.Is(err, sqlite.ErrOpen) {
-		t.Fatalf("Open of a damaged file = %v; want ErrCorrupt and ErrOpen", err)
-	}
-	t.Log(err)
 }
 
 // Backup copies the database while writers go on: the copy opens (its
@@ -480,5 +489,96 @@ func TestOpen_PoolSize(t *testing.T) {
 	}
 	if sqlite.DefaultMaxOpenConns != 1 {
 		t.Errorf("DefaultMaxOpenConns = %d; want 1 (measured in BenchmarkRuns)", sqlite.DefaultMaxOpenConns)
+	}
+}
+
+// The save or delete of a claimed run settles its claim, and a Release
+// after it keeps the claim settled (see storetest.SettledByRuns).
+func TestClaims_SettledByRunsStaysSettled(t *testing.T) {
+	s := open(t, nil)
+	storetest.SettledByRuns(t, storetest.Stores{Claims: s.Claims(), Runs: s.Runs()})
+}
+
+// Prune is one transaction: when a step fails (here a conversation's turns
+// cannot be deleted), it returns the error and deletes nothing, neither the
+// settled writes nor the conversation it had begun to delete.
+func TestPrune_AllOrNothing(t *testing.T) {
+	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
+	s := open(t, &sqlite.Options{Now: func() time.Time { return now }})
+	wl, th := s.WriteLedger(), s.Threads()
+	if err := wl.Finish(bg, guard.WriteRecord{Key: "ok", Tool: "w", State: guard.WriteSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	_, tok, err := th.Acquire(bg, "old-thread", runstore.Owner{}, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := th.Commit(bg, "old-thread", tok, threadstore.Turn{Index: 1, Run: "r1", Content: []byte("t")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(bg, `CREATE TRIGGER keep_turns BEFORE DELETE ON reactguard_thread_turns BEGIN SELECT RAISE(ABORT, 'turns are kept'); END`); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(24 * time.Hour)
+	p, err := s.Prune(bg, now.Add(-time.Hour))
+	if err == nil || !strings.Contains(err.Error(), "turns are kept") || strings.Contains(err.Error(), "%!") {
+		t.Fatalf("Prune with a step that fails = %+v, %v; want the step's error, cleanly worded", p, err)
+	}
+	if _, ok, err := wl.Get(bg, "ok"); err != nil || !ok {
+		t.Errorf("settled write after the failed Prune: kept %v, %v; want kept (nothing deleted)", ok, err)
+	}
+	if _, ok, err := th.Get(bg, "old-thread"); err != nil || !ok {
+		t.Errorf("conversation after the failed Prune: kept %v, %v; want kept (nothing deleted)", ok, err)
+	}
+}
+
+// A Finish whose statement fails (here a trigger refuses it, as a full
+// disk would) returns the error and keeps the record in the process: the
+// next Get stores it, once, so the key reads as finished, and a later claim
+// of the key is not overwritten by that record again. For a record with a
+// claim's token and for one without (an upsert).
+func TestWriteLedger_FailedFinishIsStoredLater(t *testing.T) {
+	s := open(t, nil)
+	wl, db := s.WriteLedger(), s.DB()
+	refuse := func(on bool) {
+		t.Helper()
+		q := `DROP TRIGGER refuse_finish`
+		if on {
+			q = `CREATE TRIGGER refuse_finish BEFORE UPDATE ON reactguard_writes WHEN NEW.state IN (2, 3) BEGIN SELECT RAISE(ABORT, 'disk full'); END`
+		}
+		if _, err := db.ExecContext(bg, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(key string, want guard.WriteState, result string) {
+		t.Helper()
+		rec, ok, err := wl.Get(bg, key)
+		if err != nil || !ok || rec.State != want || string(rec.Result) != result {
+			t.Fatalf("Get(%s) = %+v, %v, %v; want state %v, result %q", key, rec, ok, err, want, result)
+		}
+	}
+	for _, tokened := range []bool{true, false} {
+		key := fmt.Sprintf("failed-finish/%v", tokened)
+		rec, ok, err := wl.Begin(bg, key, "w")
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		if !tokened {
+			rec.Token = 0
+		}
+		refuse(true)
+		rec.State, rec.Result = guard.WriteFailed, []byte(`{"refused":1}`)
+		if err := wl.Finish(bg, rec); err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Fatalf("Finish refused by the database = %v; want its error", err)
+		}
+		refuse(false)
+		get(key, guard.WriteFailed, `{"refused":1}`)
+		// The failed write may be claimed again; the record kept from the
+		// failed Finish is not stored over the new claim.
+		if _, ok, err := wl.Begin(bg, key, "w"); err != nil || !ok {
+			t.Fatalf("Begin of the failed key = %v, %v; want a new claim", ok, err)
+		}
+		get(key, guard.WriteRunning, "")
+		get(key, guard.WriteRunning, "")
 	}
 }

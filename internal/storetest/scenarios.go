@@ -75,35 +75,7 @@ func ExactlyOnce(t *testing.T, p Processes, procs int) {
 	if got := p.Run(t, RoleSuspend, run); got != "suspended" {
 		t.Fatalf("suspending child answered %q; want suspended", got)
 	}
-	answers := make([]string, procs)
-	var wg sync.WaitGroup
-	errs := make(chan error, procs)
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]*bytes.Buffer, procs)
-	for i := range procs {
-		cmds[i] = p.child(t, RoleApprove, run)
-		outs[i] = &bytes.Buffer{}
-		cmds[i].Stdout = outs[i]
-	}
-	for i := range procs { // all started before any is waited for
-		if err := cmds[i].Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i := range procs {
-		wg.Go(func() {
-			if err := cmds[i].Wait(); err != nil {
-				errs <- fmt.Errorf("child %d: %w; output %q", i, err, outs[i])
-			}
-			answers[i] = strings.TrimSpace(outs[i].String())
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	slices.Sort(answers)
+	answers := p.atOnce(t, RoleApprove, run, procs)
 	want := append([]string{}, slices.Repeat([]string{"already-resumed"}, procs-1)...)
 	want = append(want, "finished create_site SUCCESS -")
 	if !slices.Equal(answers, want) {
@@ -281,4 +253,41 @@ func Load(tb testing.TB, p Processes, procs, runs int) []LoadReport {
 		tb.Fatalf("%d writes ran (%d successes seen); want %d, one per run (no lost or duplicated approval)", len(keys), execs, procs*runs)
 	}
 	return reports
+}
+
+// atOnce starts procs children of role for run, all before any is waited
+// for, and returns their answers (each one's trimmed output), sorted; a
+// child that fails is an error of t.
+func (p Processes) atOnce(t *testing.T, role, run string, procs int) []string {
+	t.Helper()
+	answers := make([]string, procs)
+	cmds := make([]*exec.Cmd, procs)
+	outs := make([]*bytes.Buffer, procs)
+	for i := range procs {
+		cmds[i] = p.child(t, role, run)
+		outs[i] = &bytes.Buffer{}
+		cmds[i].Stdout = outs[i]
+	}
+	for i := range procs { // all started before any is waited for
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	for i := range procs {
+		wg.Go(func() {
+			if err := cmds[i].Wait(); err != nil {
+				errs <- fmt.Errorf("child %d: %w; output %q", i, err, outs[i])
+			}
+			answers[i] = strings.TrimSpace(outs[i].String())
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	slices.Sort(answers)
+	return answers
 }

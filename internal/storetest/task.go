@@ -1,19 +1,16 @@
 package storetest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -197,35 +194,7 @@ func TaskAcrossProcesses(t *testing.T, p Processes, procs int) {
 	if n := p.executions(t); n != 0 {
 		t.Fatalf("create_site ran %d times before the approval; want 0", n)
 	}
-	answers := make([]string, procs)
-	cmds := make([]*exec.Cmd, procs)
-	outs := make([]*bytes.Buffer, procs)
-	for i := range procs {
-		cmds[i] = p.child(t, RoleTaskApprove, run)
-		outs[i] = &bytes.Buffer{}
-		cmds[i].Stdout = outs[i]
-	}
-	for i := range procs { // all started before any is waited for
-		if err := cmds[i].Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, procs)
-	for i := range procs {
-		wg.Go(func() {
-			if err := cmds[i].Wait(); err != nil {
-				errs <- fmt.Errorf("child %d: %w; output %q", i, err, outs[i])
-			}
-			answers[i] = strings.TrimSpace(outs[i].String())
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	slices.Sort(answers)
+	answers := p.atOnce(t, RoleTaskApprove, run, procs)
 	want := append(slices.Repeat([]string{"already-resumed"}, procs-1), "met find=satisfied create=satisfied answer=satisfied")
 	slices.Sort(want)
 	if !slices.Equal(answers, want) {

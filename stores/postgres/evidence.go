@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -165,28 +166,22 @@ func (e *Evidence) has(ctx context.Context, run, tool string, h []byte) (bool, e
 		return false, schemaErr(ctx, "evidence lookup", err)
 	}
 	defer rows.Close()
-	found := false
-	for rows.Next() && !found {
+	for rows.Next() {
 		var rtool, payload []byte
 		if err := rows.Scan(&rtool, &payload); err != nil {
 			return false, schemaErr(ctx, "evidence lookup", err)
 		}
 		if rtool == nil { // a record of an earlier version holds it
-			found = true
-			break
+			return true, nil
 		}
-		for _, f := range facts.Of(string(rtool), payload) {
-			if bytes.Equal(f, h) {
-				found = true
-				break
-			}
+		if slices.ContainsFunc(facts.Of(string(rtool), payload), func(f []byte) bool { return bytes.Equal(f, h) }) {
+			return true, nil
 		}
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
 		return false, schemaErr(ctx, "evidence lookup", err)
 	}
-	return found, nil
+	return false, nil
 }
 
 // HasResult implements [evidence.Ledger.HasResult].

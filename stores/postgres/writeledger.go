@@ -565,8 +565,8 @@ type touchMemo struct {
 
 const maxTouchMemo = 4096
 
-// fresh reports whether this Store moved run's last write time within
-// touchEvery before at (or at at).
+// fresh reports whether this Store moved run's last write time at most
+// touchEvery before at, and not after it.
 func (t *touchMemo) fresh(run string, at time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

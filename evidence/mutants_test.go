@@ -2,6 +2,7 @@ package evidence_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,42 @@ func TestScalarText_Edges(t *testing.T) {
 		got, ok := evidence.ScalarText([]byte(tt.raw))
 		assert.Equal(t, tt.want, got, "ScalarText(%s): %s", tt.raw, tt.why)
 		assert.Equal(t, tt.ok, ok, "ScalarText(%s) ok: %s", tt.raw, tt.why)
+	}
+}
+
+// Walk yields the leaves encoding/json would, and an error with no leaf
+// for a payload that is not one JSON document, whatever its first and last
+// bytes: the fast path for scalars runs before the document is checked.
+func TestWalk_Edges(t *testing.T) {
+	tests := []struct {
+		payload string
+		want    []string // path=text, sorted; nil with an error
+		why     string
+	}{
+		{`{"a":{},"b":"x"}`, []string{"b=x"}, "an empty object inside an object: the walk goes on after it"},
+		{`[{},{"c":1}]`, []string{"c=1"}, "an empty object inside a list"},
+		{`{"a":{"b":{}},"c":true}`, []string{"c=true"}, "empty objects nested twice"},
+		{`x"`, nil, "ends with a quote but does not start with one: not JSON"},
+		{`"ab`, nil, "starts with a quote but does not end with one: not JSON"},
+		{`""`, []string{"="}, "the empty string is a leaf"},
+	}
+	for _, tt := range tests {
+		var got []string
+		err := evidence.Walk([]byte(tt.payload), func(path, text string) bool {
+			got = append(got, path+"="+text)
+			return true
+		})
+		slices.Sort(got)
+		ref, ok := refWalk([]byte(tt.payload))
+		if tt.want == nil {
+			assert.Error(t, err, "Walk(%s): %s", tt.payload, tt.why)
+			assert.Empty(t, got, "Walk(%s) called fn: %s", tt.payload, tt.why)
+			assert.False(t, ok, "the reference decodes %s", tt.payload)
+			continue
+		}
+		require.NoError(t, err, "Walk(%s): %s", tt.payload, tt.why)
+		assert.Equal(t, tt.want, got, "Walk(%s): %s", tt.payload, tt.why)
+		assert.Equal(t, ref, got, "Walk(%s) against encoding/json: %s", tt.payload, tt.why)
 	}
 }
 

@@ -326,7 +326,10 @@ func (p Processes) conversing(t *testing.T, role string) *proc {
 func (c *proc) send(fields ...string) string {
 	c.t.Helper()
 	if _, err := fmt.Fprintln(c.in, strings.Join(fields, "\t")); err != nil {
-		c.t.Fatalf("%s: %v", c.name, err)
+		// The child ended before it read the command: its output says
+		// why (an "error" line when it could not open its store).
+		said, _ := ReadLine(c.out, 5*time.Second)
+		c.t.Fatalf("%s: %s: %v; the child's output: %q", c.name, fields[0], err, said)
 	}
 	line, err := ReadLine(c.out, time.Minute)
 	if err != nil {

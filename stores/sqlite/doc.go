@@ -106,7 +106,10 @@
 // The schema is embedded, versioned SQL ([SchemaVersion]) applied by
 // [Store.Migrate], idempotent and safe when several processes start at
 // once (each migration runs in an immediate transaction that re-reads the
-// version under the write lock). A database whose schema is newer than
+// version under the write lock). [Open] is safe then too, on a new file
+// as well: the switch of the file to WAL journaling, which SQLite does not
+// make wait for another connection's lock, is tried again within the busy
+// timeout ([ErrBusy] when the lock outlives it). A database whose schema is newer than
 // this code is refused ([ErrSchemaNewer]). Strings a model or a user may
 // fill, and snapshots, are stored as BLOBs, byte for byte.
 package sqlite

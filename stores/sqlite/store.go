@@ -15,7 +15,8 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go driver "sqlite"
+	modernc "modernc.org/sqlite" // the pure-Go driver "sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/reactguard/reactguard/internal/pending"
 	"github.com/reactguard/reactguard/runstore"
@@ -114,6 +115,19 @@ var ErrOpen = errors.New("sqlite: cannot open the database")
 // fails when the file cannot be opened or is not an SQLite database
 // ([ErrOpen], naming the file), and when its schema is newer than this code
 // ([ErrSchemaNewer]). It does not migrate: call [Store.Migrate].
+//
+// Several processes (or Stores of one process) may open the same file at
+// once, a new file included, while others write it. When another
+// connection holds the lock Open needs, each step of Open waits for it up
+// to the busy timeout ([Options].BusyTimeout), as every statement of the
+// store does. That includes the switch of a new file to WAL journaling,
+// which SQLite fails at once with SQLITE_BUSY, whatever the busy timeout,
+// when another connection holds the write lock (another process switching
+// the same new file): Open tries it again, with a backoff from 1 ms to
+// 64 ms, until the busy timeout has passed or ctx ends. When the lock is
+// still held then, the error wraps [ErrOpen] and [ErrBusy] (and ctx's
+// error when ctx ended); when ctx ends otherwise, it wraps [ErrOpen] and
+// ctx's error.
 func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -150,7 +164,7 @@ func Open(ctx context.Context, path string, opts *Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if err := db.PingContext(ctx); err != nil {
+	if err := openConn(ctx, db, busy); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w %q: %w", ErrOpen, abs, err)
 	}
@@ -219,6 +233,59 @@ func (s *Store) current() *owner {
 	return s.own
 }
 
+// ErrBusy is wrapped (with [ErrOpen]) by the error of [Open] when another
+// connection or process held the database's lock for the whole busy
+// timeout ([Options].BusyTimeout), or until Open's ctx ended (the error
+// then wraps ctx's error too): a long write, or a process that stopped
+// inside a transaction. Open again later, or look for the process that
+// holds the file.
+var ErrBusy = errors.New("sqlite: the database is locked by another connection or process")
+
+// busy reports whether err is SQLite's SQLITE_BUSY (extended codes
+// included: BUSY_RECOVERY, BUSY_SNAPSHOT, BUSY_TIMEOUT).
+func busy(err error) bool {
+	var e *modernc.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// openConn opens the pool's first connection, which runs the DSN's
+// pragmas, and tries again while it fails with SQLITE_BUSY, with a
+// backoff from 1 ms to 64 ms, until wait has passed or ctx ends.
+//
+// On a file not yet in WAL mode (a new one), PRAGMA journal_mode=WAL reads
+// the file's header under a shared lock and then takes the write lock to
+// change it. When another connection holds the write lock (another
+// process switching the same new file at the same moment), SQLite fails
+// the pragma at once with SQLITE_BUSY, without calling the busy handler:
+// a connection that already reads does not wait for the write lock,
+// because the writer may be waiting for that reader to end (the deadlock
+// SQLite avoids; sqlite3BtreeBeginTrans calls the busy handler only when
+// no transaction is open). The busy timeout thus does not cover this
+// step; the retry here does. Once the file is in WAL mode, the pragma
+// only reads the header and the case does not arise.
+func openConn(ctx context.Context, db *sql.DB, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	pause := time.Millisecond
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || !busy(err) {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("%w: still locked after %v: %w", ErrBusy, wait, err)
+		}
+		t := time.NewTimer(min(pause, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w, until %w: %w", ErrBusy, ctx.Err(), err)
+		case <-t.C:
+		}
+		pause = min(2*pause, 64*time.Millisecond)
+	}
+}
+
 // ErrCorrupt is wrapped (with [ErrOpen]) by the error of [Open] when
 // SQLite's quick_check finds the file damaged (a torn copy of a live
 // database, a disk fault): the store refuses it rather than fail later in
@@ -226,25 +293,38 @@ func (s *Store) current() *owner {
 var ErrCorrupt = errors.New("sqlite: the database file is damaged")
 
 // quickCheck runs PRAGMA quick_check: every page and index is read once
-// (O(size of the file)), without comparing index contents to tables.
+// (O(size of the file)), without comparing index contents to tables. A
+// lock held past the busy timeout ([ErrBusy]) or the end of ctx is not
+// damage: it is reported as such, not as [ErrCorrupt].
 func quickCheck(ctx context.Context, db *sql.DB) error {
+	failed := func(err error) error {
+		switch {
+		case busy(err):
+			return fmt.Errorf("%w: quick_check: %w", ErrBusy, err)
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return fmt.Errorf("quick_check: %w", err)
+		case ctx.Err() != nil:
+			return fmt.Errorf("quick_check: %w: %w", ctx.Err(), err)
+		}
+		return fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err)
+	}
 	rows, err := db.QueryContext(ctx, `PRAGMA quick_check`)
 	if err != nil {
-		return fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err)
+		return failed(err)
 	}
 	defer func() { _ = rows.Close() }()
 	var problems []string
 	for rows.Next() {
 		var line string
 		if err := rows.Scan(&line); err != nil {
-			return fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err)
+			return failed(err)
 		}
 		if line != "ok" && len(problems) < 3 {
 			problems = append(problems, line)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%w: quick_check: %w", ErrCorrupt, err)
+		return failed(err)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: quick_check: %s; restore the last copy made with Store.Backup", ErrCorrupt, strings.Join(problems, "; "))

@@ -11,7 +11,7 @@ import (
 )
 
 // A run's last write time (what Prune ages its evidence by) moves in steps
-// of ten seconds: an append moves it when it is ten seconds old or more,
+// of ten seconds: an append moves it when it is more than ten seconds old,
 // whether this Store or another moved it last, and an append within ten
 // seconds of this Store's own move leaves it; the write ledger's record
 // with its evidence (FinishRecorded) moves it the same way; a Prune that
@@ -62,6 +62,8 @@ func TestEvidence_LastWriteTimeSteps(t *testing.T) {
 	want("another store's append 14 s after moves it", 25*time.Second)
 	appendAt(s, 30*time.Second)
 	want("an append 5 s after the other store's move leaves it (the database says so)", 25*time.Second)
+	appendAt(s, 35*time.Second)
+	want("an append exactly 10 s after the other store's move leaves it (the database says so)", 25*time.Second)
 	appendAt(s, 36*time.Second)
 	want("an append 11 s after the other store's move moves it", 36*time.Second)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/reactguard/reactguard/internal/storetest"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/stores/postgres"
+	"github.com/reactguard/reactguard/threadstore"
 )
 
 // terminate ends every server session whose application_name is name, as
@@ -387,6 +388,44 @@ func TestLease_ExpiredInTheDatabaseClaimsNothing(t *testing.T) {
 			t.Fatalf("Consume = %v, %v; want no approval granted", used, err)
 		}
 	})
+}
+
+// Release without a token never takes a thread from a run this Store
+// still drives: a thread held under this Store's lease answers ErrBusy and
+// stays held even when that lease has expired in the database (the process
+// stalled, or the clocks disagree), as the run goes on here until the Store
+// counts its lease lost. Another Store, whose lease is live, releases it:
+// for that Store the holder's driver is dead.
+func TestLease_ExpiredInTheDatabaseKeepsItsOwnThread(t *testing.T) {
+	s := open(t, &postgres.Options{Lease: 10 * time.Minute}) // no renewal between the expiry and the Release
+	other := open(t, &postgres.Options{Lease: 10 * time.Minute})
+	id, run := "lease-thread/"+t.Name(), "lease-thread-run"
+	owner := runstore.Owner{Tenant: "t", User: "u"}
+	if _, token, err := s.Threads().Acquire(bg, id, owner, run); err != nil || token == "" {
+		t.Fatalf("Acquire = %q, %v; want a lease token", token, err)
+	}
+	held := func(why string, want bool) {
+		t.Helper()
+		th, ok, err := s.Threads().Get(bg, id)
+		if err != nil || !ok || th.Held != want || (want && th.Run != run) {
+			t.Fatalf("%s: Get = %+v, %v, %v; want held %v by %s", why, th, ok, err, want, run)
+		}
+	}
+	if err := s.Threads().Release(bg, id, run, ""); !errors.Is(err, threadstore.ErrBusy) {
+		t.Fatalf("Release without a token of a thread this Store drives = %v; want ErrBusy", err)
+	}
+	held("under a live lease", true)
+	if _, err := s.Pool().Exec(bg, `UPDATE reactguard_leases SET expires = now() - interval '1 second' WHERE owner = (SELECT holder FROM reactguard_threads WHERE id = $1)`, []byte(id)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Threads().Release(bg, id, run, ""); !errors.Is(err, threadstore.ErrBusy) {
+		t.Fatalf("Release without a token, by the Store that drives the thread, after its lease expired in the database = %v; want ErrBusy", err)
+	}
+	held("after this Store's lease expired in the database", true)
+	if err := other.Threads().Release(bg, id, run, ""); err != nil {
+		t.Fatalf("Release without a token by another Store of a thread whose holder's lease expired = %v; want nil", err)
+	}
+	held("released by another Store", false)
 }
 
 // A Store that lives keeps its lease: renewals (every third of the lease)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/reactguard/reactguard/evidence"
 	"github.com/reactguard/reactguard/guard"
@@ -70,6 +71,37 @@ func TestMigrate_IdempotentAndConcurrent(t *testing.T) {
 	}
 	if n != postgres.SchemaVersion || v != postgres.SchemaVersion {
 		t.Fatalf("reactguard_schema holds %d rows up to version %d; want each of the %d versions once", n, v, postgres.SchemaVersion)
+	}
+}
+
+// Migrate takes its turn under an advisory lock on a connection of the
+// pool, and gives both back: the connection, unlocked, returns to the pool
+// (with one connection in the pool, the session after Migrate is the one
+// before it, and it holds no advisory lock). Closing the connection would
+// free the lock too, but costs the pool a connection at every Migrate;
+// Migrate closes it only when the unlock failed.
+func TestMigrate_ReleasesItsLockAndConnection(t *testing.T) {
+	d := freshSchema(t)
+	s, err := postgres.Open(bg, withParam(d, "pool_max_conns", "1"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, why := range []string{"the first Migrate applies every migration", "Migrate again applies nothing"} {
+		before := backend(t, s.Pool())
+		if err := s.Migrate(bg); err != nil {
+			t.Fatalf("%s: Migrate = %v", why, err)
+		}
+		if after := backend(t, s.Pool()); after != before {
+			t.Errorf("%s: the pool's one connection is session %d after Migrate, %d before; want the same (returned, not closed)", why, after, before)
+		}
+		var held int
+		if err := s.Pool().QueryRow(bg, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`).Scan(&held); err != nil {
+			t.Fatal(err)
+		}
+		if held != 0 {
+			t.Errorf("%s: the pool's connection still holds %d advisory locks after Migrate returned; want none", why, held)
+		}
 	}
 }
 
@@ -276,9 +308,35 @@ func TestPrune(t *testing.T) {
 }
 
 // A statement blocked on a row lock returns when ctx ends: the store
-// honours the caller's deadline.
+// honours the caller's deadline, the statement ends on the server too (no
+// statement of the store waits for the lock after Begin returned: else the
+// server would claim the key once the lock is released, for a Begin whose
+// caller was told it failed), and the connection, its statement cancelled
+// by a cancel request, stays in the pool rather than being dropped.
 func TestStatementTimeoutThroughContext(t *testing.T) {
-	s := open(t, nil)
+	name := fmt.Sprintf("reactguard-timeout-%d", os.Getpid())
+	s, err := postgres.Open(bg, withParam(withParam(dsn(t), "application_name", name), "pool_max_conns", "2"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := s.Migrate(bg); err != nil {
+		t.Fatal(err)
+	}
+	// The pool's two connections, both open before Begin.
+	sessions := map[int32]bool{}
+	var held []*pgxpool.Conn
+	for range 2 {
+		c, err := s.Pool().Acquire(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		sessions[backend(t, c)] = true
+	}
+	for _, c := range held {
+		c.Release()
+	}
 	key := "timeout/" + t.Name()
 	if err := s.WriteLedger().Finish(bg, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteFailed}); err != nil {
 		t.Fatal(err)
@@ -297,6 +355,26 @@ func TestStatementTimeoutThroughContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Begin on a locked row with a deadline = %v; want context.DeadlineExceeded", err)
 	}
+	for wait := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var waiting int
+		if err := tx.QueryRow(bg, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, name).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
+			break
+		}
+		if time.Now().After(wait) {
+			t.Fatalf("5 s after Begin returned, %d statements of the store still wait for the row's lock on the server; want none (cancelled with the context)", waiting)
+		}
+	}
+	c, err := s.Pool().Acquire(bg) // the one the transaction does not hold
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := backend(t, c); !sessions[p] || p == backend(t, tx) {
+		t.Errorf("after the cancelled Begin the pool's free connection is session %d, not one of %v: Begin's connection was dropped; want it kept", p, sessions)
+	}
+	c.Release()
 	if err := tx.Rollback(bg); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
 		t.Fatal(err)
 	}
@@ -308,6 +386,18 @@ func TestStatementTimeoutThroughContext(t *testing.T) {
 // A Settle whose statement fails is kept in the process and stored before
 // the store's next Claim, and by Close, so the claim does not stay open to
 // a takeover once the process has ended.
+// backend returns the server process id of q's session.
+func backend(t *testing.T, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}) int32 {
+	t.Helper()
+	var p int32
+	if err := q.QueryRow(bg, `SELECT pg_backend_pid()`).Scan(&p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestClaims_FailedSettleIsRetried(t *testing.T) {
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)

@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -11,12 +12,12 @@ import (
 )
 
 // A run's last write time (what Prune ages its evidence by) moves in steps
-// of ten seconds: an append moves it when it is ten seconds old or more,
+// of ten seconds: an append moves it when it is more than ten seconds old,
 // whether this Store or another moved it last, and an append within ten
 // seconds of this Store's own move leaves it; the write ledger's record
 // with its evidence (FinishRecorded) moves it the same way; a Prune that
 // deleted the run's evidence makes the next append write the time again,
-// however soon.
+// however soon; the record of a fenced write moves nothing.
 func TestEvidence_LastWriteTimeSteps(t *testing.T) {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := start
@@ -62,6 +63,8 @@ func TestEvidence_LastWriteTimeSteps(t *testing.T) {
 	want("another store's append 14 s after moves it", 25*time.Second)
 	appendAt(s, 30*time.Second)
 	want("an append 5 s after the other store's move leaves it (the database says so)", 25*time.Second)
+	appendAt(s, 35*time.Second)
+	want("an append exactly 10 s after the other store's move leaves it (the database says so)", 25*time.Second)
 	appendAt(s, 36*time.Second)
 	want("an append 11 s after the other store's move moves it", 36*time.Second)
 
@@ -97,5 +100,30 @@ func TestEvidence_LastWriteTimeSteps(t *testing.T) {
 	want("the first append after a Prune writes it again", 49*time.Second)
 	if recs, err := ev.Records(bg, run); err != nil || len(recs) != 1 {
 		t.Fatalf("records after the Prune and one append = %d, %v; want 1", len(recs), err)
+	}
+
+	// A record whose write is fenced (its claim is no longer the key's
+	// current one) is not stored, and does not move the time either, 12 s
+	// after the last move.
+	key := run + "fenced"
+	early, ok, err := s.WriteLedger().Begin(bg, key, "put")
+	if err != nil || !ok {
+		t.Fatalf("Begin = %v, %v", ok, err)
+	}
+	if err := s.WriteLedger().Finish(bg, guard.WriteRecord{Key: key, Tool: "put", State: guard.WriteFailed, Token: early.Token}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.WriteLedger().Begin(bg, key, "put"); err != nil || !ok {
+		t.Fatalf("Begin again after a failure = %v, %v", ok, err)
+	}
+	now = start.Add(61 * time.Second)
+	early.State, early.Result = guard.WriteSucceeded, []byte(`{"ok":true}`)
+	err = wl.FinishRecorded(bg, early, run, evidence.Record{CallID: "fenced", Tool: "put", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"ok":true}`)})
+	if !errors.Is(err, guard.ErrFenced) {
+		t.Fatalf("FinishRecorded of an earlier claim = %v; want ErrFenced", err)
+	}
+	want("a fenced write's record 12 s after leaves it", 49*time.Second)
+	if recs, err := ev.Records(bg, run); err != nil || len(recs) != 1 {
+		t.Fatalf("records after a fenced write's record = %d, %v; want 1 (it is not stored)", len(recs), err)
 	}
 }

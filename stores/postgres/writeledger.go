@@ -506,15 +506,16 @@ func (ks *keys) epochOf(key string, token uint64) *epoch {
 	return k.ep
 }
 
-// touchEvery is how old a run's last write time must be before an append
-// moves it: it moves in steps of this much, so that the appends of a busy
-// run do not all write its row.
+// touchEvery is how old a run's last write time may be before an append
+// moves it (an append moves it only when it is older than this): it moves
+// in steps of this much, so that the appends of a busy run do not all
+// write its row.
 const touchEvery = 10 * time.Second
 
 // appendCTEs returns the CTEs that append one evidence record, only when
 // cond holds: the record (one row and its primary key: no other index, see
 // Evidence), and, when touch is set, the run's last write time, moved only
-// when it is touchEvery old or more (a fresh one is not even locked; the
+// when it is more than touchEvery old (a fresh one is not even locked; the
 // CTE touched returns a row when it moved it). Its parameters are numbered
 // from base+1 in the order of appendArgs (the record, the time, then its
 // provenance).

@@ -187,24 +187,31 @@ func TestCallIDAndToolNameBounds(t *testing.T) {
 }
 
 func TestResultTruncated_NamesOnlyAKeptPayload(t *testing.T) {
-	payload := map[string]any{"text": strings.Repeat("y", 40<<10)}
 	for _, tt := range []struct {
 		name   string
+		size   int // bytes of the payload's text; 0: 40 KiB
 		guards func(*guard.Options)
 		custom bool
 		ref    bool
 	}{
-		{"kept within the evidence guard's MaxPayload", nil, false, true},
-		{"reduced by the evidence guard", func(g *guard.Options) { g.MaxPayload = 10 << 10 }, false, false},
-		{"offloaded", func(g *guard.Options) {
+		{"kept within the evidence guard's MaxPayload", 0, nil, false, true},
+		{"reduced by the evidence guard", 0, func(g *guard.Options) { g.MaxPayload = 10 << 10 }, false, false},
+		// MaxPayload 0 is the guard's default cap, not "no cap": a payload
+		// over guard.DefaultMaxPayload is reduced, so it is not named.
+		{"reduced at the evidence guard's default MaxPayload", guard.DefaultMaxPayload + 1, nil, false, false},
+		{"offloaded", 0, func(g *guard.Options) {
 			g.MaxPayload = 10 << 10
 			g.Offload = func(context.Context, string, evidence.Record, []byte) (string, error) { return "blob-1", nil }
 		}, false, true},
-		{"no cap", func(g *guard.Options) { g.MaxPayload = -1 }, false, true},
-		{"a custom handler the loop cannot see into", nil, true, false},
+		{"no cap", 0, func(g *guard.Options) { g.MaxPayload = -1 }, false, true},
+		{"a custom handler the loop cannot see into", 0, nil, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			big := newFake("big", tool.Read, ok(payload))
+			size := tt.size
+			if size == 0 {
+				size = 40 << 10
+			}
+			big := newFake("big", tool.Read, ok(map[string]any{"text": strings.Repeat("y", size)}))
 			e := newEnv(t, newScript(turn(call("b1", "big", `{}`)), turn(finish("f"))), big.Tool)
 			if tt.guards != nil {
 				tt.guards(e.guards)
@@ -239,6 +246,10 @@ func TestDecider_Refused(t *testing.T) {
 	d := react.Approve(res.Suspension.Ticket).DecidedBy("alice")
 	assert.Equal(t, "alice", d.Decider())
 	assert.Equal(t, res.Suspension.Ticket, d.Ticket())
+	got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket).DecidedBy(strings.Repeat("a", react.MaxDecider)))
+	require.NoError(t, err, "a decider id of MaxDecider bytes is accepted")
+	assert.Equal(t, react.Finished, got.Status)
+	assert.Equal(t, 1, create.executions())
 }
 
 // Tickets that do not name the suspension are refused before anything

@@ -263,16 +263,20 @@ func TestTicket_Refused(t *testing.T) {
 	other := e2.run(approvalNode, "create a site called blog")
 	good := res.Suspension.Ticket
 	flipped := good[:len(good)-2] + map[bool]string{true: "AA", false: "AB"}[strings.HasSuffix(good, "AB")]
-	for name, ticket := range map[string]string{
-		"none":            "",
-		"not a ticket":    "approve-please",
-		"altered seal":    flipped,
-		"another run's":   other.Suspension.Ticket,
-		"unknown snap id": "rgt1.00000000-0000-0000-0000-000000000000." + strings.Split(good, ".")[2],
+	for _, tt := range []struct {
+		name, ticket string
+		says         string // what the error tells the host
+	}{
+		{"none", "", "has no ticket"},
+		{"not a ticket", "approve-please", "is not one (14 bytes)"},
+		{"altered seal", flipped, "does not match suspension"},
+		{"another run's", other.Suspension.Ticket, "which run run-1 does not wait on"},
+		{"unknown snap id", "rgt1.00000000-0000-0000-0000-000000000000." + strings.Split(good, ".")[2], "which run run-1 does not wait on"},
 	} {
-		for _, d := range []react.Decision{react.Approve(ticket), react.Decline(ticket, "no")} {
+		for _, d := range []react.Decision{react.Approve(tt.ticket), react.Decline(tt.ticket, "no")} {
 			_, err := e.loop.Resume(context.Background(), res.Snapshot, d)
-			assert.ErrorIs(t, err, react.ErrTicket, "%s ticket, %v", name, d)
+			require.ErrorIs(t, err, react.ErrTicket, "%s ticket, %v", tt.name, d)
+			assert.Contains(t, err.Error(), tt.says, "%s ticket", tt.name)
 		}
 	}
 	assert.Zero(t, create.executions())

@@ -46,6 +46,7 @@ type desk struct {
 	tools   *tool.Catalog
 	history react.HistoryPolicy
 	handler invoker.Handler // Config.Handler; nil: the default chain
+	claims  runstore.Claims // Config.Claims; nil: the loop's own
 	ids     atomic.Int64
 }
 
@@ -74,7 +75,7 @@ func (d *desk) loop(m react.Model, obs ...react.Observer) *react.Loop {
 	d.t.Helper()
 	obs = append(obs, react.DiscardObserver) // the first given, else none
 	l, err := react.New(react.Config{
-		Model: m, Tools: d.tools, Guards: d.guards, Handler: d.handler, Observer: obs[0], Threads: d.threads, History: d.history, Runs: d.runs,
+		Model: m, Tools: d.tools, Guards: d.guards, Handler: d.handler, Claims: d.claims, Observer: obs[0], Threads: d.threads, History: d.history, Runs: d.runs,
 		SnapshotKeys: [][]byte{deskKey},
 		NewRunID:     func(context.Context) string { return fmt.Sprintf("run-%d", d.ids.Add(1)) },
 	})
@@ -396,6 +397,42 @@ func TestThreadRelease(t *testing.T) {
 	require.ErrorIs(t, err, react.ErrThreadMoved)
 	assert.Equal(t, 0, d.refund.executions(), "the old approval ran nothing")
 	require.NoError(t, l.ReleaseThread(bg, "t1", asAlice), "a free thread: nothing to do")
+}
+
+// A resume refused because its thread went on without it gives its claim
+// back: the refusal is returned as it is, and only a release that fails
+// too adds its own error.
+func TestThreadMovedResumeReleasesItsClaim(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		claims runstore.Claims
+		failed bool
+	}{
+		{"the release succeeds: nothing added", runstore.NewMemoryClaims(), false},
+		{"the release fails: its error joined", releaseFails{runstore.NewMemoryClaims()}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDesk(t)
+			d.claims = tt.claims
+			l := d.loop(reacttest.Func(clerk))
+			d.message(l, "t1", "My order is A-17.")
+			r2 := d.message(l, "t1", "Refund my order.")
+			require.Equal(t, react.Suspended, r2.Status)
+			require.NoError(t, l.ReleaseThread(bg, "t1", asAlice))
+			d.message(l, "t1", "Hello.")
+			_, err := l.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+			require.ErrorIs(t, err, react.ErrThreadMoved)
+			if tt.failed {
+				assert.ErrorIs(t, err, errRelease)
+				assert.Contains(t, err.Error(), "release resume claim")
+			} else {
+				assert.NotContains(t, err.Error(), "release resume claim", "the release succeeded: nothing to add")
+				_, err = l.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+				require.ErrorIs(t, err, react.ErrThreadMoved, "the claim was given back: the same refusal again")
+			}
+			assert.Zero(t, d.refund.executions())
+		})
+	}
 }
 
 // A stopped run that the run store no longer holds (it expired) does not

@@ -373,3 +373,25 @@ func TestSystemPrompt_KeptOnlyWhenNothingElseVaries(t *testing.T) {
 		}
 	}
 }
+
+// EventToolStart carries a built-in's description also for the first spec
+// the model was given: a node without tools offers the built-ins alone,
+// builtin_request_approval first.
+func TestToolStartDescription_FirstSpec(t *testing.T) {
+	m := newScript(turn(call("a", react.ToolApproval, `{"tool":"create_site","reason":"asked"}`)), turn(finish("f")))
+	e := newEnv(t, m)
+	got := map[string]string{}
+	e.cfg.Observer = react.ObserverFunc(func(_ context.Context, ev react.Event) {
+		if ev.Kind == react.EventToolStart {
+			got[ev.ToolStart.Tool] = ev.ToolStart.Description
+		}
+	})
+	l, err := react.New(e.cfg)
+	require.NoError(t, err)
+	_, err = l.Run(context.Background(), react.Node{NoProgressLimit: 3}, "go")
+	require.NoError(t, err)
+	specs := m.requests()[0].Tools
+	require.Equal(t, react.ToolApproval, specs[0].Name, "the built-ins alone, approval first")
+	require.NotEmpty(t, specs[0].Description)
+	assert.Equal(t, specs[0].Description, got[react.ToolApproval])
+}

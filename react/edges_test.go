@@ -70,6 +70,26 @@ func TestMaxSnapshotBytes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = small.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	assert.ErrorIs(t, err, react.ErrSnapshotTooLarge, "one byte over the bound")
+	e.cfg.MaxSnapshotBytes = len(res.Snapshot)
+	e.cfg.Model = approvalAfter()
+	exact, err := react.New(e.cfg)
+	require.NoError(t, err)
+	got, err := exact.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
+	require.NoError(t, err, "a snapshot of exactly the bound is opened")
+	assert.Equal(t, react.Finished, got.Status)
+	e.cfg.MaxSnapshotBytes = len(res.Snapshot) - 1
+
+	// A negative bound is none: any size is sealed and opened.
+	e3 := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	e3.cfg.MaxSnapshotBytes = -1
+	unbounded, err := react.New(e3.cfg)
+	require.NoError(t, err)
+	sus, err := unbounded.Run(context.Background(), approvalNode, "create a site called blog")
+	require.NoError(t, err)
+	require.Equal(t, react.Suspended, sus.Status)
+	done, err := e3.again(approvalAfter()).Resume(context.Background(), sus.Snapshot, react.Approve(sus.Suspension.Ticket))
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, done.Status)
 
 	// A forged document far over the bound is refused before it is read:
 	// not even its JSON is looked at.
@@ -84,7 +104,7 @@ func TestMaxSnapshotBytes(t *testing.T) {
 	e2.cfg.MaxSnapshotBytes = 512
 	tight, err := react.New(e2.cfg)
 	require.NoError(t, err)
-	got, err := tight.Run(context.Background(), approvalNode, "create a site called blog")
+	got, err = tight.Run(context.Background(), approvalNode, "create a site called blog")
 	require.ErrorIs(t, err, react.ErrSnapshotTooLarge)
 	assert.Equal(t, react.Interrupted, got.Status)
 	assert.Empty(t, got.Snapshot)

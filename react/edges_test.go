@@ -70,6 +70,26 @@ func TestMaxSnapshotBytes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = small.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
 	assert.ErrorIs(t, err, react.ErrSnapshotTooLarge, "one byte over the bound")
+	e.cfg.MaxSnapshotBytes = len(res.Snapshot)
+	e.cfg.Model = approvalAfter()
+	exact, err := react.New(e.cfg)
+	require.NoError(t, err)
+	got, err := exact.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
+	require.NoError(t, err, "a snapshot of exactly the bound is opened")
+	assert.Equal(t, react.Finished, got.Status)
+	e.cfg.MaxSnapshotBytes = len(res.Snapshot) - 1
+
+	// A negative bound is none: any size is sealed and opened.
+	e3 := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+	e3.cfg.MaxSnapshotBytes = -1
+	unbounded, err := react.New(e3.cfg)
+	require.NoError(t, err)
+	sus, err := unbounded.Run(context.Background(), approvalNode, "create a site called blog")
+	require.NoError(t, err)
+	require.Equal(t, react.Suspended, sus.Status)
+	done, err := e3.again(approvalAfter()).Resume(context.Background(), sus.Snapshot, react.Approve(sus.Suspension.Ticket))
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, done.Status)
 
 	// A forged document far over the bound is refused before it is read:
 	// not even its JSON is looked at.
@@ -84,7 +104,7 @@ func TestMaxSnapshotBytes(t *testing.T) {
 	e2.cfg.MaxSnapshotBytes = 512
 	tight, err := react.New(e2.cfg)
 	require.NoError(t, err)
-	got, err := tight.Run(context.Background(), approvalNode, "create a site called blog")
+	got, err = tight.Run(context.Background(), approvalNode, "create a site called blog")
 	require.ErrorIs(t, err, react.ErrSnapshotTooLarge)
 	assert.Equal(t, react.Interrupted, got.Status)
 	assert.Empty(t, got.Snapshot)
@@ -187,24 +207,31 @@ func TestCallIDAndToolNameBounds(t *testing.T) {
 }
 
 func TestResultTruncated_NamesOnlyAKeptPayload(t *testing.T) {
-	payload := map[string]any{"text": strings.Repeat("y", 40<<10)}
 	for _, tt := range []struct {
 		name   string
+		size   int // bytes of the payload's text; 0: 40 KiB
 		guards func(*guard.Options)
 		custom bool
 		ref    bool
 	}{
-		{"kept within the evidence guard's MaxPayload", nil, false, true},
-		{"reduced by the evidence guard", func(g *guard.Options) { g.MaxPayload = 10 << 10 }, false, false},
-		{"offloaded", func(g *guard.Options) {
+		{"kept within the evidence guard's MaxPayload", 0, nil, false, true},
+		{"reduced by the evidence guard", 0, func(g *guard.Options) { g.MaxPayload = 10 << 10 }, false, false},
+		// MaxPayload 0 is the guard's default cap, not "no cap": a payload
+		// over guard.DefaultMaxPayload is reduced, so it is not named.
+		{"reduced at the evidence guard's default MaxPayload", guard.DefaultMaxPayload + 1, nil, false, false},
+		{"offloaded", 0, func(g *guard.Options) {
 			g.MaxPayload = 10 << 10
 			g.Offload = func(context.Context, string, evidence.Record, []byte) (string, error) { return "blob-1", nil }
 		}, false, true},
-		{"no cap", func(g *guard.Options) { g.MaxPayload = -1 }, false, true},
-		{"a custom handler the loop cannot see into", nil, true, false},
+		{"no cap", 0, func(g *guard.Options) { g.MaxPayload = -1 }, false, true},
+		{"a custom handler the loop cannot see into", 0, nil, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			big := newFake("big", tool.Read, ok(payload))
+			size := tt.size
+			if size == 0 {
+				size = 40 << 10
+			}
+			big := newFake("big", tool.Read, ok(map[string]any{"text": strings.Repeat("y", size)}))
 			e := newEnv(t, newScript(turn(call("b1", "big", `{}`)), turn(finish("f"))), big.Tool)
 			if tt.guards != nil {
 				tt.guards(e.guards)
@@ -239,6 +266,10 @@ func TestDecider_Refused(t *testing.T) {
 	d := react.Approve(res.Suspension.Ticket).DecidedBy("alice")
 	assert.Equal(t, "alice", d.Decider())
 	assert.Equal(t, res.Suspension.Ticket, d.Ticket())
+	got, err := e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket).DecidedBy(strings.Repeat("a", react.MaxDecider)))
+	require.NoError(t, err, "a decider id of MaxDecider bytes is accepted")
+	assert.Equal(t, react.Finished, got.Status)
+	assert.Equal(t, 1, create.executions())
 }
 
 // Tickets that do not name the suspension are refused before anything
@@ -252,16 +283,20 @@ func TestTicket_Refused(t *testing.T) {
 	other := e2.run(approvalNode, "create a site called blog")
 	good := res.Suspension.Ticket
 	flipped := good[:len(good)-2] + map[bool]string{true: "AA", false: "AB"}[strings.HasSuffix(good, "AB")]
-	for name, ticket := range map[string]string{
-		"none":            "",
-		"not a ticket":    "approve-please",
-		"altered seal":    flipped,
-		"another run's":   other.Suspension.Ticket,
-		"unknown snap id": "rgt1.00000000-0000-0000-0000-000000000000." + strings.Split(good, ".")[2],
+	for _, tt := range []struct {
+		name, ticket string
+		says         string // what the error tells the host
+	}{
+		{"none", "", "has no ticket"},
+		{"not a ticket", "approve-please", "is not one (14 bytes)"},
+		{"altered seal", flipped, "does not match suspension"},
+		{"another run's", other.Suspension.Ticket, "which run run-1 does not wait on"},
+		{"unknown snap id", "rgt1.00000000-0000-0000-0000-000000000000." + strings.Split(good, ".")[2], "which run run-1 does not wait on"},
 	} {
-		for _, d := range []react.Decision{react.Approve(ticket), react.Decline(ticket, "no")} {
+		for _, d := range []react.Decision{react.Approve(tt.ticket), react.Decline(tt.ticket, "no")} {
 			_, err := e.loop.Resume(context.Background(), res.Snapshot, d)
-			assert.ErrorIs(t, err, react.ErrTicket, "%s ticket, %v", name, d)
+			require.ErrorIs(t, err, react.ErrTicket, "%s ticket, %v", tt.name, d)
+			assert.Contains(t, err.Error(), tt.says, "%s ticket", tt.name)
 		}
 	}
 	assert.Zero(t, create.executions())

@@ -2,6 +2,7 @@ package react_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"strings"
@@ -9,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
 	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/tool"
 )
@@ -286,4 +289,109 @@ func TestResume_KeepsOutputs(t *testing.T) {
 	assert.Equal(t, react.Finished, got.Status)
 	assert.JSONEq(t, `7`, string(got.Outputs["site"].Value))
 	assert.Equal(t, react.GoalMet, got.Goal)
+}
+
+// A resume that stops before its decision applies changes nothing: it
+// returns the snapshot it was given with its status, and a suspension's
+// ticket, so that the host can decide again with what it got back.
+func TestResume_UnappliedReturnsTheSnapshotAndTicket(t *testing.T) {
+	t.Run("a suspended run whose approval could not be recorded", func(t *testing.T) {
+		list, _, create := sitesTools()
+		e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
+		res := e.run(approvalNode, "create a site called blog")
+		require.Equal(t, react.Suspended, res.Status)
+		cfg := e.cfg
+		cfg.Model = approvalAfter()
+		cfg.Guards = &guard.Options{Ledger: e.guards.Ledger, Approvals: failingApprovals{e.guards.Approvals}, WriteLedger: e.guards.WriteLedger}
+		l, err := react.New(cfg)
+		require.NoError(t, err)
+		got, err := l.Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
+		require.ErrorIs(t, err, errStore)
+		assert.Equal(t, react.Suspended, got.Status)
+		assert.Equal(t, res.Snapshot, got.Snapshot)
+		require.NotNil(t, got.Suspension)
+		assert.Equal(t, res.Suspension.Ticket, got.Suspension.Ticket, "the ticket to decide again with")
+		done, err := e.again(approvalAfter()).Resume(context.Background(), got.Snapshot, react.Approve(got.Suspension.Ticket))
+		require.NoError(t, err)
+		assert.Equal(t, react.Finished, done.Status)
+		assert.Equal(t, 1, create.executions())
+	})
+	t.Run("an interrupted run resumed with a cancelled context", func(t *testing.T) {
+		e := newEnv(t, newScript(text("thinking"), errors.New("model down")))
+		res, err := e.loop.Run(context.Background(), react.Node{}, "hi")
+		require.Error(t, err)
+		require.Equal(t, react.Interrupted, res.Status)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		got, err := e.again(newScript(turn(finish("f")))).Resume(ctx, res.Snapshot, react.Continue())
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, react.Interrupted, got.Status)
+		assert.Equal(t, res.Snapshot, got.Snapshot)
+		assert.Nil(t, got.Suspension)
+	})
+}
+
+// The loop keeps one system prompt per instructions and option for the
+// next run only when nothing else in it varies: a node with typed outputs
+// (the prompt lists them) and a run with inputs (the prompt quotes them)
+// never take a kept prompt and never leave theirs behind.
+func TestSystemPrompt_KeptOnlyWhenNothingElseVaries(t *testing.T) {
+	typed := func(key, typ string) react.Node {
+		return react.Node{Instructions: "Do the task.", Outputs: []react.Output{{Key: key, Schema: &jsonschema.Schema{Type: typ}}}}
+	}
+	inputs := func(city string) []react.RunOption {
+		return []react.RunOption{react.WithInputs(react.Inputs{Steps: []react.Input{{Step: "search", Outputs: map[string]json.RawMessage{"city": json.RawMessage(`"` + city + `"`)}}}})}
+	}
+	plain := react.Node{Instructions: "Do the task."}
+	runs := []struct {
+		name      string
+		node      react.Node
+		opts      []react.RunOption
+		want, not string
+	}{
+		{"plain", plain, nil, "", "Outputs to set"},
+		{"typed output site", typed("site", "integer"), nil, "site (integer)", ""},
+		{"typed output name: not site's prompt", typed("name", "string"), nil, "name (string)", "site (integer)"},
+		{"inputs from Bern", plain, inputs("Bern"), `{"city":"Bern"}`, ""},
+		{"inputs from Paris: not Bern's prompt", plain, inputs("Paris"), `{"city":"Paris"}`, "Bern"},
+		{"plain again", plain, nil, "", "Paris"},
+	}
+	m := newScript()
+	for range runs {
+		m.turns = append(m.turns, newScript(turn(reacttest.Finish("c1", ""))).turns...)
+	}
+	e := newEnv(t, m)
+	for i, r := range runs {
+		_, err := e.loop.Run(context.Background(), r.node, "go", r.opts...)
+		require.NoError(t, err)
+		sys := m.requests()[i].Messages[0].Content
+		if r.want != "" {
+			assert.Contains(t, sys, r.want, "run %d: %s", i, r.name)
+		}
+		if r.not != "" {
+			assert.NotContains(t, sys, r.not, "run %d: %s", i, r.name)
+		}
+	}
+}
+
+// EventToolStart carries a built-in's description also for the first spec
+// the model was given: a node without tools offers the built-ins alone,
+// builtin_request_approval first.
+func TestToolStartDescription_FirstSpec(t *testing.T) {
+	m := newScript(turn(call("a", react.ToolApproval, `{"tool":"create_site","reason":"asked"}`)), turn(finish("f")))
+	e := newEnv(t, m)
+	got := map[string]string{}
+	e.cfg.Observer = react.ObserverFunc(func(_ context.Context, ev react.Event) {
+		if ev.Kind == react.EventToolStart {
+			got[ev.ToolStart.Tool] = ev.ToolStart.Description
+		}
+	})
+	l, err := react.New(e.cfg)
+	require.NoError(t, err)
+	_, err = l.Run(context.Background(), react.Node{NoProgressLimit: 3}, "go")
+	require.NoError(t, err)
+	specs := m.requests()[0].Tools
+	require.Equal(t, react.ToolApproval, specs[0].Name, "the built-ins alone, approval first")
+	require.NotEmpty(t, specs[0].Description)
+	assert.Equal(t, specs[0].Description, got[react.ToolApproval])
 }

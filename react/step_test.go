@@ -299,7 +299,10 @@ func TestRun_Inputs(t *testing.T) {
 func TestRun_HostStateAndInputsSealed(t *testing.T) {
 	m := newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which city?"}`)), turn(call("f", react.ToolFinish, `{}`)))
 	e := newEnv(t, m)
-	in := react.Inputs{Steps: []react.Input{{Step: "search", Outputs: map[string]json.RawMessage{"city": json.RawMessage(`"Bern"`)}}}}
+	in := react.Inputs{
+		Steps:    []react.Input{{Step: "search", Outputs: map[string]json.RawMessage{"city": json.RawMessage(`"Bern"`)}}},
+		Statuses: []react.StepState{{Step: "reviews", Status: react.StepBlocked, Reason: "a captcha"}}, // sealed, and let through on restore
+	}
 	res, err := e.loop.Run(context.Background(), react.Node{Name: "ask"}, "plan a trip", react.WithInputs(in), react.WithHostState("acme.task", []byte{0, 1, 0xff}))
 	require.NoError(t, err)
 	require.Equal(t, react.Suspended, res.Status)
@@ -322,6 +325,7 @@ func TestRun_HostStateAndInputsSealed(t *testing.T) {
 	assert.Equal(t, []byte{0, 1, 0xff}, res2.HostState, "the sealed state comes back, not the caller's")
 	reqs := m.requests()
 	assert.Equal(t, reqs[0].Messages[0].Content, reqs[1].Messages[0].Content, "the resumed run's system message shows the same inputs")
+	assert.Contains(t, reqs[1].Messages[0].Content, "- reviews: blocked: a captcha")
 
 	plain := newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which city?"}`)))
 	e2 := newEnv(t, plain)
@@ -666,7 +670,7 @@ func TestWithHostState_Bounds(t *testing.T) {
 		{"a kind without a state", "acme.task", nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			m := newScript(turn(call("f", react.ToolFinish, `{}`)))
+			m := newScript(turn(call("q", react.ToolFollowUp, `{"question":"Which city?"}`)), turn(call("f", react.ToolFinish, `{}`)))
 			e := newEnv(t, m)
 			res, err := e.loop.Run(context.Background(), react.Node{Name: "plan"}, "plan a trip", react.WithHostState(c.kind, c.state))
 			if !c.ok {
@@ -675,7 +679,13 @@ func TestWithHostState_Bounds(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			require.Equal(t, react.Suspended, res.Status)
 			assert.Equal(t, len(c.state), len(res.HostState), "the state comes back whole")
+			// A state sealed within the bounds is restored within them.
+			res, err = e.loop.Resume(context.Background(), res.Snapshot, react.Answer(res.Suspension.Ticket, "Bern"), react.WithHostState(c.kind, nil))
+			require.NoError(t, err)
+			assert.Equal(t, react.Finished, res.Status)
+			assert.Equal(t, len(c.state), len(res.HostState), "the resumed run's state comes back whole")
 		})
 	}
 }

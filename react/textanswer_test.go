@@ -107,14 +107,21 @@ func TestNoToolCallsSurviveResume(t *testing.T) {
 }
 
 // The system prompt says that a text answer ends the turn only with the
-// option.
+// option, also when one loop runs nodes of the same instructions with and
+// without it, in either order (the loop keeps a node's prompt for the
+// next run of the same instructions and option).
 func TestTextAnswersRule(t *testing.T) {
-	for _, opt := range []bool{false, true} {
-		m := newScript(turn(reacttest.Finish("c1", "")))
+	for _, order := range [][]bool{{false, true, false}, {true, false, true}} {
+		m := newScript()
+		for range order {
+			m.turns = append(m.turns, newScript(turn(reacttest.Finish("c1", ""))).turns...)
+		}
 		e := newEnv(t, m)
-		e.run(react.Node{Instructions: "Help.", TextAnswers: opt}, "hi")
-		sys := m.requests()[0].Messages[0].Content
-		assert.Equal(t, opt, strings.Contains(sys, "answer the user in plain text without a tool call"), "TextAnswers %v", opt)
+		for i, opt := range order {
+			e.run(react.Node{Instructions: "Help.", TextAnswers: opt}, "hi")
+			sys := m.requests()[i].Messages[0].Content
+			assert.Equal(t, opt, strings.Contains(sys, "answer the user in plain text without a tool call"), "order %v, run %d: TextAnswers %v", order, i, opt)
+		}
 	}
 }
 

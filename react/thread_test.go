@@ -17,6 +17,7 @@ import (
 
 	"github.com/reactguard/reactguard/errcode"
 	"github.com/reactguard/reactguard/guard"
+	"github.com/reactguard/reactguard/invoker"
 	"github.com/reactguard/reactguard/outcome"
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
@@ -44,6 +45,8 @@ type desk struct {
 	status  *fake
 	tools   *tool.Catalog
 	history react.HistoryPolicy
+	handler invoker.Handler // Config.Handler; nil: the default chain
+	claims  runstore.Claims // Config.Claims; nil: the loop's own
 	ids     atomic.Int64
 }
 
@@ -72,7 +75,7 @@ func (d *desk) loop(m react.Model, obs ...react.Observer) *react.Loop {
 	d.t.Helper()
 	obs = append(obs, react.DiscardObserver) // the first given, else none
 	l, err := react.New(react.Config{
-		Model: m, Tools: d.tools, Guards: d.guards, Observer: obs[0], Threads: d.threads, History: d.history, Runs: d.runs,
+		Model: m, Tools: d.tools, Guards: d.guards, Handler: d.handler, Claims: d.claims, Observer: obs[0], Threads: d.threads, History: d.history, Runs: d.runs,
 		SnapshotKeys: [][]byte{deskKey},
 		NewRunID:     func(context.Context) string { return fmt.Sprintf("run-%d", d.ids.Add(1)) },
 	})
@@ -396,6 +399,42 @@ func TestThreadRelease(t *testing.T) {
 	require.NoError(t, l.ReleaseThread(bg, "t1", asAlice), "a free thread: nothing to do")
 }
 
+// A resume refused because its thread went on without it gives its claim
+// back: the refusal is returned as it is, and only a release that fails
+// too adds its own error.
+func TestThreadMovedResumeReleasesItsClaim(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		claims runstore.Claims
+		failed bool
+	}{
+		{"the release succeeds: nothing added", runstore.NewMemoryClaims(), false},
+		{"the release fails: its error joined", releaseFails{runstore.NewMemoryClaims()}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDesk(t)
+			d.claims = tt.claims
+			l := d.loop(reacttest.Func(clerk))
+			d.message(l, "t1", "My order is A-17.")
+			r2 := d.message(l, "t1", "Refund my order.")
+			require.Equal(t, react.Suspended, r2.Status)
+			require.NoError(t, l.ReleaseThread(bg, "t1", asAlice))
+			d.message(l, "t1", "Hello.")
+			_, err := l.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+			require.ErrorIs(t, err, react.ErrThreadMoved)
+			if tt.failed {
+				assert.ErrorIs(t, err, errRelease)
+				assert.Contains(t, err.Error(), "release resume claim")
+			} else {
+				assert.NotContains(t, err.Error(), "release resume claim", "the release succeeded: nothing to add")
+				_, err = l.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
+				require.ErrorIs(t, err, react.ErrThreadMoved, "the claim was given back: the same refusal again")
+			}
+			assert.Zero(t, d.refund.executions())
+		})
+	}
+}
+
 // A stopped run that the run store no longer holds (it expired) does not
 // block its thread: the next message frees it.
 func TestThreadExpiredRunFreesTheThread(t *testing.T) {
@@ -573,38 +612,53 @@ func TestThreadHistoryIsSealed(t *testing.T) {
 // An earlier turn's result is a source of an output: sourceRef names it by
 // its marked id; an id of no earlier call is refused.
 func TestThreadEarlierResultIsASource(t *testing.T) {
-	d := newDesk(t)
-	node := deskNode
-	node.Outputs = []react.Output{{Key: "order", Required: true, Tool: "order_status", Field: "order"}}
-	m := reacttest.Func(func(req react.Request) react.Response {
-		cur, own := current(req)
-		if strings.HasPrefix(cur, "Look") {
-			if _, ok := answered(own, "c1"); !ok {
-				return turn(call("c1", "order_status", `{"order_id":"A-17"}`))
+	for _, tt := range []struct {
+		name   string
+		custom bool
+	}{
+		{"the default chain", false},
+		// A custom Handler's guards see the run's own evidence only, but
+		// builtin_output_set runs in the loop and reads the thread's too.
+		{"a custom handler", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDesk(t)
+			if tt.custom {
+				d.handler = invoker.Chain(invoker.New(nil), guard.Default(d.guards)...)
 			}
-			return text("Shipped.")
-		}
-		for _, c := range []react.ToolCall{
-			reacttest.OutputSet("c2", "order", "A-17", react.SourceToolResult, "turn9_c1"),
-			reacttest.OutputSet("c3", "order", "A-17", react.SourceToolResult, "turn1_c1"),
-		} {
-			if _, ok := answered(own, c.ID); !ok {
-				return turn(c)
-			}
-		}
-		return text("Done.")
-	})
-	l := d.loop(m)
-	res, err := l.Run(bg, deskNode, "Look up my order A-17.", react.InThread("t1"), asAlice)
-	require.NoError(t, err)
-	require.Equal(t, react.Finished, res.Status)
-	res, err = l.Run(bg, node, "Note the order.", react.InThread("t1"), asAlice)
-	require.NoError(t, err)
-	require.Equal(t, react.Finished, res.Status)
-	assert.Equal(t, errcode.OutputSourceRefUnknown, res.Calls[0].Code, "turn9_c1 names no call")
-	assert.Equal(t, outcome.Success, res.Calls[1].Outcome, "turn1_c1 is the status call of message 1")
-	assert.Equal(t, react.OutputValue{Value: []byte(`"A-17"`), Source: react.SourceToolResult, Ref: "turn1_c1"}, res.Outputs["order"])
-	assert.Equal(t, react.GoalMet, res.Goal)
+			node := deskNode
+			node.Outputs = []react.Output{{Key: "order", Required: true, Tool: "order_status", Field: "order"}}
+			m := reacttest.Func(func(req react.Request) react.Response {
+				cur, own := current(req)
+				if strings.HasPrefix(cur, "Look") {
+					if _, ok := answered(own, "c1"); !ok {
+						return turn(call("c1", "order_status", `{"order_id":"A-17"}`))
+					}
+					return text("Shipped.")
+				}
+				for _, c := range []react.ToolCall{
+					reacttest.OutputSet("c2", "order", "A-17", react.SourceToolResult, "turn9_c1"),
+					reacttest.OutputSet("c3", "order", "A-17", react.SourceToolResult, "turn1_c1"),
+				} {
+					if _, ok := answered(own, c.ID); !ok {
+						return turn(c)
+					}
+				}
+				return text("Done.")
+			})
+			l := d.loop(m)
+			res, err := l.Run(bg, deskNode, "Look up my order A-17.", react.InThread("t1"), asAlice)
+			require.NoError(t, err)
+			require.Equal(t, react.Finished, res.Status)
+			res, err = l.Run(bg, node, "Note the order.", react.InThread("t1"), asAlice)
+			require.NoError(t, err)
+			require.Equal(t, react.Finished, res.Status)
+			assert.Equal(t, errcode.OutputSourceRefUnknown, res.Calls[0].Code, "turn9_c1 names no call")
+			assert.Equal(t, outcome.Success, res.Calls[1].Outcome, "turn1_c1 is the status call of message 1")
+			assert.Equal(t, react.OutputValue{Value: []byte(`"A-17"`), Source: react.SourceToolResult, Ref: "turn1_c1"}, res.Outputs["order"])
+			assert.Equal(t, react.GoalMet, res.Goal)
+		})
+	}
 }
 
 func (d *desk) threadsGet(id string) (threadstore.Thread, bool, error) { return d.threads.Get(bg, id) }

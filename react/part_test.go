@@ -87,6 +87,39 @@ func TestInconsistentPartsAreDropped(t *testing.T) {
 	}
 }
 
+// A turn keeps at most MaxParts parts: at the bound they are kept, one
+// more and they are all dropped (the turn itself is kept). The parts
+// here are valid but for their number.
+func TestPartsBound(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    int
+		kept bool
+	}{
+		{"MaxParts parts are kept", react.MaxParts, true},
+		{"MaxParts+1 parts are dropped", react.MaxParts + 1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := []react.Part{{Kind: react.PartCall}}
+			for len(parts) < tt.n {
+				parts = append(parts, react.Part{Kind: react.PartText, Text: "x"})
+			}
+			list, _, _ := sitesTools()
+			r := turn(call("a", "list_sites", `{}`))
+			r.Parts = parts
+			e := newEnv(t, newScript(r, turn(finish("f"))), list.Tool)
+			res := e.run(react.Node{Tools: []string{"list_sites"}}, "look")
+			require.Equal(t, react.Finished, res.Status)
+			if tt.kept {
+				assert.Len(t, res.Transcript[1].Parts, tt.n)
+			} else {
+				assert.Nil(t, res.Transcript[1].Parts)
+			}
+			assert.Equal(t, 1, list.executions())
+		})
+	}
+}
+
 func TestPartTextsMadeValid(t *testing.T) {
 	r := text("ok")
 	r.Parts = []react.Part{{Kind: react.PartText, Text: "a\xffb"}}

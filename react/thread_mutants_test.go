@@ -1,0 +1,219 @@
+package react_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
+	"github.com/reactguard/reactguard/threadstore"
+)
+
+// This file holds tests of a thread's state written to kill mutants that
+// lived through the package's other tests (docs/mutation.md).
+
+// A message whose run failed is a turn of the thread like a finished
+// one: the next message's prompt holds it, and Loop.Turns shows it with
+// its status. A turn of any other status is not one a run commits, and
+// is refused as corrupt (history.go's openTurn).
+func TestThreadFailedTurnIsHistory(t *testing.T) {
+	d := newDesk(t)
+	var prompts [][]react.Message
+	m := reacttest.Func(func(req react.Request) react.Response {
+		prompts = append(prompts, req.Messages)
+		cur, own := current(req)
+		if strings.HasPrefix(cur, "Check") {
+			return turn(call("s"+string(rune('0'+len(own))), "order_status", `{"order_id":"A-17"}`))
+		}
+		return text("Hello.")
+	})
+	l := d.loop(m)
+	node := deskNode
+	node.MaxRounds = 1
+	r1, err := l.Run(bg, node, "Check order A-17 for ever.", react.InThread("t"), asAlice)
+	require.NoError(t, err)
+	require.Equal(t, react.Failed, r1.Status, "the round limit ends the first message's run")
+
+	r2, err := l.Run(bg, node, "Hi again.", react.InThread("t"), asAlice)
+	require.NoError(t, err, "the failed turn opens as history")
+	require.Equal(t, react.Finished, r2.Status)
+	assert.Equal(t, 2, r2.Turn)
+	var seen bool
+	for _, msg := range prompts[len(prompts)-1] {
+		seen = seen || msg.Content == "Check order A-17 for ever."
+	}
+	assert.True(t, seen, "the second message's prompt holds the failed turn's user message")
+
+	turns, err := l.Turns(bg, "t", 1, 3, asAlice)
+	require.NoError(t, err)
+	require.Len(t, turns, 2)
+	assert.Equal(t, react.Failed, turns[0].Status)
+	assert.Equal(t, "Check order A-17 for ever.", turns[0].User)
+	assert.Equal(t, react.Finished, turns[1].Status)
+}
+
+// lossy is a thread store that loses the last turn of the read a test
+// picks, as a store that lost a row would answer.
+type lossy struct {
+	threadstore.Store
+	reads []string // "from-to" of every Turns call
+	lose  func(read int, from, to int) bool
+}
+
+func (s *lossy) Turns(ctx context.Context, id string, from, to int) ([]threadstore.Turn, error) {
+	ts, err := s.Store.Turns(ctx, id, from, to)
+	s.reads = append(s.reads, fmt.Sprintf("%d-%d", from, to))
+	if err == nil && len(ts) > 0 && s.lose != nil && s.lose(len(s.reads), from, to) {
+		ts = ts[:len(ts)-1]
+	}
+	return ts, err
+}
+
+// A turn the thread store does not return when the loop reads the
+// history — the window of earlier turns, the turns to summarize, the
+// turns the prompt holds — stops the message with ErrThreadCorrupt naming
+// the turns that are missing (never a shorter history), before the model
+// is asked, and the thread stays free.
+func TestThreadMissingTurnsAreCorrupt(t *testing.T) {
+	summarize := func(context.Context, string, []react.Turn) (string, error) { return "earlier: an order", nil }
+	tests := []struct {
+		name    string
+		history react.HistoryPolicy
+		lose    func(read int, from, to int) bool
+		reads   []string
+		want    string
+		reason  string
+	}{
+		{
+			name:   "the window",
+			lose:   func(read, _, _ int) bool { return read == 1 },
+			reads:  []string{"1-4"},
+			want:   `thread "t" holds 3 turns, but turns 1 to 3 are not all there`,
+			reason: "the window of the 20 latest turns reads turns 1 to 3 and gets two",
+		},
+		{
+			name:    "the turns to summarize",
+			history: react.HistoryPolicy{MaxTurns: 1, Summarize: summarize},
+			lose:    func(_, from, _ int) bool { return from == 1 },
+			reads:   []string{"3-4", "1-3"},
+			want:    `thread "t": turns 1 to 2 are not all there`,
+			reason:  "the window holds turn 3; turns 1 and 2, never summarized, are summarized now, and one of them is missing",
+		},
+		{
+			name:    "the turns of the prompt",
+			history: react.HistoryPolicy{MaxTurns: 1},
+			lose:    func(read, _, _ int) bool { return read == 2 },
+			reads:   []string{"3-4", "3-4"},
+			want:    `thread "t": turns 3 to 3 are not all there`,
+			reason:  "the window holds turn 3, which the second read, of the prompt's turns, lacks",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDesk(t)
+			l := d.loop(reacttest.Func(clerk))
+			for _, msg := range []string{"My order is A-17.", "Hello.", "Hello again."} {
+				d.message(l, "t", msg)
+			}
+			asked := 0
+			s := &lossy{Store: d.threads, lose: tt.lose}
+			broken, err := react.New(react.Config{
+				Model: reacttest.Func(func(req react.Request) react.Response {
+					asked++
+					return clerk(req)
+				}),
+				Tools: d.tools, Guards: d.guards, Observer: react.DiscardObserver, Threads: s, History: tt.history, Runs: d.runs,
+				SnapshotKeys: [][]byte{deskKey},
+			})
+			require.NoError(t, err)
+			_, err = broken.Run(bg, deskNode, "Where is my order?", react.InThread("t"), asAlice)
+			require.ErrorIs(t, err, react.ErrThreadCorrupt, tt.reason)
+			assert.ErrorContains(t, err, tt.want, tt.reason)
+			assert.Equal(t, tt.reads, s.reads, tt.reason)
+			assert.Zero(t, asked, "the model is not asked")
+			res := d.message(l, "t", "Where is my order?")
+			assert.Equal(t, 4, res.Turn, "the thread was left free")
+		})
+	}
+}
+
+// The prompt of a thread's message holds the earlier turns in the window,
+// after a note of the turns left out or the host's summary of them, and
+// nothing before them when none is left out.
+func TestThreadPromptHistory(t *testing.T) {
+	summarize := func(context.Context, string, []react.Turn) (string, error) { return "an order A-17", nil }
+	tests := []struct {
+		name    string
+		history react.HistoryPolicy
+		message int // the message whose first prompt is read, from 1
+		want    []string
+		reason  string
+	}{
+		{
+			name:    "the first message",
+			message: 1,
+			want:    nil,
+			reason:  "no earlier turn: no history and no note",
+		},
+		{
+			name:    "the second message",
+			message: 2,
+			want:    []string{"user: My order is A-17.", "assistant: Noted."},
+			reason:  "the first turn fits: it is the whole history, with no note before it",
+		},
+		{
+			name:    "every turn fits",
+			message: 3,
+			want:    []string{"user: My order is A-17.", "assistant: Noted.", "user: Hello.", "assistant: Hello."},
+			reason:  "both earlier turns fit the default window",
+		},
+		{
+			name:    "one turn left out",
+			history: react.HistoryPolicy{MaxTurns: 1},
+			message: 3,
+			want: []string{
+				"user: [The first 1 messages of this conversation are not shown. What the user said and what tools returned in them still count as sources.]",
+				"user: Hello.", "assistant: Hello.",
+			},
+			reason: "the window holds turn 2; a note says that one turn is left out",
+		},
+		{
+			name:    "one turn summarized",
+			history: react.HistoryPolicy{MaxTurns: 1, Summarize: summarize},
+			message: 3,
+			want: []string{
+				"user: [Summary of the first 1 messages of this conversation, written by the host, not the user's words: an order A-17]",
+				"user: Hello.", "assistant: Hello.",
+			},
+			reason: "the window holds turn 2; the host's summary stands for turn 1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDesk(t)
+			d.history = tt.history
+			var got []string
+			n := 0
+			l := d.loop(reacttest.Func(func(req react.Request) react.Response {
+				if hist, own := history(req); len(own) == 0 {
+					n++
+					if n == tt.message {
+						for _, m := range hist {
+							got = append(got, string(m.Role)+": "+m.Content)
+						}
+					}
+				}
+				return clerk(req)
+			}))
+			for _, msg := range []string{"My order is A-17.", "Hello.", "Hello again."}[:tt.message] {
+				d.message(l, "t", msg)
+			}
+			assert.Equal(t, tt.want, got, tt.reason)
+		})
+	}
+}

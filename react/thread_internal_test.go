@@ -42,3 +42,42 @@ func TestWireThreadCheck(t *testing.T) {
 		})
 	}
 }
+
+// The cache of opened turns holds at most turnCacheSize turns and drops
+// the oldest first; a turn put again is not a new entry.
+func TestTurnCacheBound(t *testing.T) {
+	key := func(i int) (k [32]byte) {
+		k[0], k[1], k[2] = 1, byte(i), byte(i>>8)
+		return k
+	}
+	var c turnCache
+	turns := make([]wireTurn, turnCacheSize+2)
+	for i := range turnCacheSize {
+		c.put(key(i), &turns[i])
+	}
+	c.put(key(0), &turns[0]) // again: no entry dropped
+	if len(c.m) != turnCacheSize || c.get(key(0)) != &turns[0] {
+		t.Fatalf("a full cache of %d turns holds %d, turn 0: %v", turnCacheSize, len(c.m), c.get(key(0)) != nil)
+	}
+	c.put(key(turnCacheSize), &turns[turnCacheSize])
+	c.put(key(turnCacheSize+1), &turns[turnCacheSize+1])
+	for _, tt := range []struct {
+		i      int
+		held   bool
+		reason string
+	}{
+		{0, false, "the oldest turn is dropped first"},
+		{1, false, "then the next oldest"},
+		{2, true, "the others stay"},
+		{turnCacheSize - 1, true, "the others stay"},
+		{turnCacheSize, true, "the new turns are held"},
+		{turnCacheSize + 1, true, "the new turns are held"},
+	} {
+		if got := c.get(key(tt.i)); (got == &turns[tt.i]) != tt.held {
+			t.Errorf("turn %d held = %v; want %v: %s", tt.i, got != nil, tt.held, tt.reason)
+		}
+	}
+	if len(c.m) != turnCacheSize {
+		t.Errorf("the cache holds %d turns; want %d", len(c.m), turnCacheSize)
+	}
+}

@@ -217,3 +217,52 @@ func TestThreadPromptHistory(t *testing.T) {
 		})
 	}
 }
+
+// An earlier turn's calls and their results are marked alike, in the
+// next message's prompt and in Loop.Turns: every tool message answers a
+// call of the assistant message before it, both under the turn's mark,
+// and no other message gets a call id.
+func TestThreadHistoryCallsAndResultsMarked(t *testing.T) {
+	d := newDesk(t)
+	var hist []react.Message
+	l := d.loop(reacttest.Func(func(req react.Request) react.Response {
+		cur, own := current(req)
+		if strings.HasPrefix(cur, "Status") {
+			if len(own) == 0 {
+				return turn(call("c1", "order_status", `{"order_id":"A-17"}`))
+			}
+			return text("Shipped.")
+		}
+		if len(own) == 0 {
+			hist, _ = history(req)
+		}
+		return text("Hello.")
+	}))
+	d.message(l, "t", "Status of A-17?")
+	d.message(l, "t", "Thanks.")
+	turns, err := l.Turns(bg, "t", 1, 2, asAlice)
+	require.NoError(t, err)
+	require.Len(t, turns, 1)
+	for _, tt := range []struct {
+		name string
+		msgs []react.Message
+	}{
+		{"the next prompt", hist},
+		{"Loop.Turns", turns[0].Messages},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var roles, ids []string
+			for _, m := range tt.msgs {
+				roles = append(roles, string(m.Role))
+				for _, c := range m.ToolCalls {
+					ids = append(ids, "call "+c.ID)
+				}
+				if m.ToolCallID != "" {
+					ids = append(ids, string(m.Role)+" "+m.ToolCallID)
+				}
+			}
+			assert.Equal(t, []string{"user", "assistant", "tool", "assistant"}, roles)
+			assert.Equal(t, []string{"call turn1_c1", "tool turn1_c1"}, ids, "the result answers the call under the same marked id")
+		})
+	}
+}

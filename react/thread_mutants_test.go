@@ -11,6 +11,7 @@ import (
 
 	"github.com/reactguard/reactguard/react"
 	"github.com/reactguard/reactguard/reacttest"
+	"github.com/reactguard/reactguard/runstore"
 	"github.com/reactguard/reactguard/threadstore"
 )
 
@@ -265,4 +266,110 @@ func TestThreadHistoryCallsAndResultsMarked(t *testing.T) {
 			assert.Equal(t, []string{"call turn1_c1", "tool turn1_c1"}, ids, "the result answers the call under the same marked id")
 		})
 	}
+}
+
+// HistoryPolicy.MaxTokens bounds the earlier turns of a prompt: the
+// latest turns whose tokens add up to at most MaxTokens are kept, a turn
+// that would pass it is left out with every turn before it. Here every
+// message counts 10 tokens, so each earlier turn (the user's message and
+// the answer) counts 20.
+func TestThreadHistoryTokenBudget(t *testing.T) {
+	omitted := func(n int) string {
+		return fmt.Sprintf("user: [The first %d messages of this conversation are not shown. What the user said and what tools returned in them still count as sources.]", n)
+	}
+	tests := []struct {
+		max    int
+		want   []string
+		reason string
+	}{
+		{40, []string{"user: My order is A-17.", "assistant: Noted.", "user: Hello.", "assistant: Hello."}, "both turns together count exactly the bound"},
+		{39, []string{omitted(1), "user: Hello.", "assistant: Hello."}, "both turns pass the bound by one: the latest is kept"},
+		{20, []string{omitted(1), "user: Hello.", "assistant: Hello."}, "the latest turn counts exactly the bound"},
+		{19, []string{omitted(2)}, "the latest turn passes the bound: no turn is kept"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.max), func(t *testing.T) {
+			d := newDesk(t)
+			d.history = react.HistoryPolicy{MaxTokens: tt.max, Tokens: func(react.Message) int { return 10 }}
+			var got []string
+			l := d.loop(reacttest.Func(func(req react.Request) react.Response {
+				if hist, own := history(req); len(own) == 0 {
+					got = got[:0]
+					for _, m := range hist {
+						got = append(got, string(m.Role)+": "+m.Content)
+					}
+				}
+				return clerk(req)
+			}))
+			for _, msg := range []string{"My order is A-17.", "Hello.", "Hello again."} {
+				d.message(l, "t", msg)
+			}
+			turns, err := l.Turns(bg, "t", 1, 3, asAlice)
+			require.NoError(t, err)
+			require.Len(t, turns, 2)
+			assert.Equal(t, []int{20, 20}, []int{turns[0].Tokens, turns[1].Tokens})
+			assert.Equal(t, tt.want, got, tt.reason)
+		})
+	}
+}
+
+// A thread's summary read back from the store is the one the loop sealed
+// for that thread, over the turns the thread says, for its owner: another
+// thread's summary, a summary said to cover other turns, and a thread
+// read back with another owner are refused with ErrThreadCorrupt before the
+// model is asked.
+func TestThreadSummaryIsSealed(t *testing.T) {
+	summarize := func(_ context.Context, _ string, turns []react.Turn) (string, error) {
+		return "the user's order " + orderIDRe.FindString(turns[0].User), nil
+	}
+	bob := runstore.Owner{Tenant: "acme", User: "bob"}
+	d := newDesk(t)
+	d.history = react.HistoryPolicy{MaxTurns: 1, Summarize: summarize}
+	l := d.loop(reacttest.Func(clerk))
+	for _, msg := range []string{"My order is A-17.", "Hello.", "Hello again."} {
+		d.message(l, "t1", msg)
+	}
+	for _, msg := range []string{"My order is B-3.", "Hello.", "Hello again."} {
+		d.message(l, "t2", msg)
+	}
+	t2, ok, err := d.threads.Get(bg, "t2")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 1, t2.Summarized, "each thread holds a summary of its first turn")
+	tests := []struct {
+		name   string
+		edit   func(th *threadstore.Thread)
+		as     react.Owner
+		reason string
+	}{
+		{"another thread's summary", func(th *threadstore.Thread) { th.Summary = t2.Summary }, alice, "t2's summary under t1"},
+		{"other turns", func(th *threadstore.Thread) { th.Summarized = 2 }, alice, "the summary covers turn 1, the thread says turns 1 and 2"},
+		{"said to be bob's", func(th *threadstore.Thread) { th.Owner = bob }, alice, "the summary is alice's, the thread read back says bob's"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked := 0
+			s := &tamper{Store: d.threads, get: func(th threadstore.Thread) threadstore.Thread {
+				if th.ID == "t1" {
+					tt.edit(&th)
+				}
+				return th
+			}}
+			broken, err := react.New(react.Config{
+				Model: reacttest.Func(func(req react.Request) react.Response {
+					asked++
+					return clerk(req)
+				}),
+				Tools: d.tools, Guards: d.guards, Observer: react.DiscardObserver, Threads: s, History: d.history, Runs: d.runs,
+				SnapshotKeys: [][]byte{deskKey},
+			})
+			require.NoError(t, err)
+			_, err = broken.Run(bg, deskNode, "Where is my order?", react.InThread("t1"), react.WithOwner(tt.as))
+			require.ErrorIs(t, err, react.ErrThreadCorrupt, tt.reason)
+			assert.ErrorContains(t, err, "summary", tt.reason)
+			assert.Zero(t, asked, "the model is not asked")
+		})
+	}
+	res := d.message(l, "t1", "Where is my order?")
+	assert.Equal(t, 4, res.Turn, "the thread was left free")
 }

@@ -373,3 +373,47 @@ func TestThreadSummaryIsSealed(t *testing.T) {
 	res := d.message(l, "t1", "Where is my order?")
 	assert.Equal(t, 4, res.Turn, "the thread was left free")
 }
+
+// A turn's tokens come from the usage the provider reported whenever it
+// reported one for every call, zero counts included (a count, not a
+// missing one): the growth from the first call's input to the end of the
+// last answer, plus the user's message, estimated.
+func TestThreadTurnTokensFromZeroCounts(t *testing.T) {
+	user := estimateTokens(react.Message{Role: react.RoleUser, Content: "Status of A-17?"})
+	tests := []struct {
+		name   string
+		calls  int   // model calls: 2 (a read, then the answer) or 1 (the answer)
+		first  int64 // the input tokens the first call reports
+		output int64
+		want   int
+		reason string
+	}{
+		{"first input zero", 2, 0, 30, 200 + 30 + user, "0 input tokens on the first call is a reported count"},
+		{"first input one", 2, 1, 30, 200 + 30 + user, "the same growth from 1"},
+		{"one call, output zero", 1, 50, 0, user, "no growth: the answer's 0 output tokens are a reported count"},
+		{"one call, output one", 1, 50, 1, 1 + user, "the answer's one token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDesk(t)
+			l := d.loop(reacttest.Func(func(req react.Request) react.Response {
+				res := text("Shipped.")
+				if _, own := current(req); len(own) == 0 && tt.calls == 2 {
+					res = turn(call("c1", "order_status", `{"order_id":"A-17"}`))
+				}
+				// the first call sees 2 messages, the second 4
+				res.Usage = &react.Usage{InputTokens: tt.first + int64(100*(len(req.Messages)-2)), OutputTokens: tt.output}
+				return res
+			}))
+			node := deskNode
+			node.HostApproval = false
+			res, err := l.Run(bg, node, "Status of A-17?", react.InThread("t"), asAlice)
+			require.NoError(t, err)
+			require.Len(t, res.Transcript, 2*tt.calls)
+			turns, err := l.Turns(bg, "t", 1, 2, asAlice)
+			require.NoError(t, err)
+			require.Len(t, turns, 1)
+			assert.Equal(t, tt.want, turns[0].Tokens, tt.reason)
+		})
+	}
+}

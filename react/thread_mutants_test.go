@@ -417,3 +417,31 @@ func TestThreadTurnTokensFromZeroCounts(t *testing.T) {
 		})
 	}
 }
+
+// Turns to summarize are given to the Summarizer SummaryBatch at a time,
+// each batch with the summary of the ones before it, every turn once and
+// in order.
+func TestThreadSummaryBatches(t *testing.T) {
+	d := newDesk(t)
+	l := d.loop(reacttest.Func(clerk))
+	const earlier = 2*react.SummaryBatch + 3 // two full batches and three turns
+	for i := range earlier + 1 {
+		d.message(l, "t", fmt.Sprintf("Hello %d.", i+1))
+	}
+	var batches []string
+	d.history = react.HistoryPolicy{MaxTurns: 1, Summarize: func(_ context.Context, summary string, turns []react.Turn) (string, error) {
+		batches = append(batches, fmt.Sprintf("%q: %d-%d (%d)", summary, turns[0].Index, turns[len(turns)-1].Index, len(turns)))
+		return fmt.Sprintf("through %d", turns[len(turns)-1].Index), nil
+	}}
+	res := d.message(d.loop(reacttest.Func(clerk)), "t", "Hello again.")
+	require.Equal(t, earlier+2, res.Turn)
+	assert.Equal(t, []string{
+		`"": 1-32 (32)`,
+		`"through 32": 33-64 (32)`,
+		`"through 64": 65-67 (3)`,
+	}, batches, "the window holds the latest turn; the %d before it are summarized in batches of %d", earlier, react.SummaryBatch)
+	th, ok, err := d.threads.Get(bg, "t")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, earlier, th.Summarized)
+}

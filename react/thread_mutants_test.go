@@ -79,7 +79,8 @@ func (s *lossy) Turns(ctx context.Context, id string, from, to int) ([]threadsto
 // history — the window of earlier turns, the turns to summarize, the
 // turns the prompt holds — stops the message with ErrThreadCorrupt naming
 // the turns that are missing (never a shorter history), before the model
-// is asked, and the thread stays free.
+// is asked, and the thread stays free (its release adds nothing to the
+// error).
 func TestThreadMissingTurnsAreCorrupt(t *testing.T) {
 	summarize := func(context.Context, string, []react.Turn) (string, error) { return "earlier: an order", nil }
 	tests := []struct {
@@ -135,6 +136,7 @@ func TestThreadMissingTurnsAreCorrupt(t *testing.T) {
 			_, err = broken.Run(bg, deskNode, "Where is my order?", react.InThread("t"), asAlice)
 			require.ErrorIs(t, err, react.ErrThreadCorrupt, tt.reason)
 			assert.ErrorContains(t, err, tt.want, tt.reason)
+			assert.NotContains(t, err.Error(), "release", "the thread was released without an error")
 			assert.Equal(t, tt.reads, s.reads, tt.reason)
 			assert.Zero(t, asked, "the model is not asked")
 			res := d.message(l, "t", "Where is my order?")

@@ -447,3 +447,31 @@ func TestThreadSummaryBatches(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, earlier, th.Summarized)
 }
+
+// A run resumed in a thread, by another process too, has the same
+// history in its prompt as before it stopped: the earlier turns.
+func TestThreadResumeKeepsHistory(t *testing.T) {
+	d := newDesk(t)
+	var hists [][]string
+	m := reacttest.Func(func(req react.Request) react.Response {
+		hist, _ := history(req)
+		var h []string
+		for _, msg := range hist {
+			h = append(h, string(msg.Role)+": "+msg.Content)
+		}
+		hists = append(hists, h)
+		return clerk(req)
+	})
+	d.message(d.loop(m), "t", "My order is A-17.")
+	r2 := d.message(d.loop(m), "t", "Refund my order, please.")
+	require.Equal(t, react.Suspended, r2.Status)
+	before := len(hists)
+	r2, err := d.loop(m).ResumeRun(bg, r2.Run, react.Approve(r2.Suspension.Ticket), asAlice)
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, r2.Status)
+	require.Greater(t, len(hists), before, "the resumed run asked the model")
+	want := []string{"user: My order is A-17.", "assistant: Noted."}
+	for i, h := range hists[1:] {
+		assert.Equal(t, want, h, "call %d of the second message's run", i+1)
+	}
+}

@@ -475,3 +475,43 @@ func TestThreadResumeKeepsHistory(t *testing.T) {
 		assert.Equal(t, want, h, "call %d of the second message's run", i+1)
 	}
 }
+
+// A window of more turns than one read of the store holds (MaxTurns over
+// 32) is read in pages and holds MaxTurns turns, not more.
+func TestThreadHistoryWindowPages(t *testing.T) {
+	tests := []struct {
+		maxTurns, earlier int
+		first             string // the first message of the prompt's history
+		reason            string
+	}{
+		{40, 50, "user: [The first 10 messages of this conversation are not shown. What the user said and what tools returned in them still count as sources.]", "a page of 32 turns, then one of 8"},
+		{40, 40, "user: Hello 1.", "a page of 32 turns, then one of 8: every turn"},
+		{33, 70, "user: [The first 37 messages of this conversation are not shown. What the user said and what tools returned in them still count as sources.]", "a page of 32 turns, then one of 1"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d of %d", tt.maxTurns, tt.earlier), func(t *testing.T) {
+			d := newDesk(t)
+			l := d.loop(reacttest.Func(clerk))
+			for i := range tt.earlier {
+				d.message(l, "t", fmt.Sprintf("Hello %d.", i+1))
+			}
+			d.history = react.HistoryPolicy{MaxTurns: tt.maxTurns}
+			var hist []react.Message
+			d.message(d.loop(reacttest.Func(func(req react.Request) react.Response {
+				if h, own := history(req); len(own) == 0 {
+					hist = h
+				}
+				return clerk(req)
+			})), "t", "Hello again.")
+			users := 0
+			for _, m := range hist {
+				if m.Role == react.RoleUser && !strings.HasPrefix(m.Content, "[") {
+					users++
+				}
+			}
+			assert.Equal(t, tt.maxTurns, users, tt.reason)
+			require.NotEmpty(t, hist)
+			assert.Equal(t, tt.first, string(hist[0].Role)+": "+hist[0].Content, tt.reason)
+		})
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/reactguard/reactguard/react"
+	"github.com/reactguard/reactguard/reacttest"
+	"github.com/reactguard/reactguard/tool"
 )
 
 func TestPartKindText(t *testing.T) {
@@ -85,6 +87,67 @@ func TestInconsistentPartsAreDropped(t *testing.T) {
 			assert.Equal(t, 1, list.executions())
 		})
 	}
+}
+
+// A turn keeps at most MaxParts parts: at the bound they are kept, one
+// more and they are all dropped (the turn itself is kept). The parts
+// here are valid but for their number.
+func TestPartsBound(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    int
+		kept bool
+	}{
+		{"MaxParts parts are kept", react.MaxParts, true},
+		{"MaxParts+1 parts are dropped", react.MaxParts + 1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			parts := []react.Part{{Kind: react.PartCall}}
+			for len(parts) < tt.n {
+				parts = append(parts, react.Part{Kind: react.PartText, Text: "x"})
+			}
+			list, _, _ := sitesTools()
+			r := turn(call("a", "list_sites", `{}`))
+			r.Parts = parts
+			e := newEnv(t, newScript(r, turn(finish("f"))), list.Tool)
+			res := e.run(react.Node{Tools: []string{"list_sites"}}, "look")
+			require.Equal(t, react.Finished, res.Status)
+			if tt.kept {
+				assert.Len(t, res.Transcript[1].Parts, tt.n)
+			} else {
+				assert.Nil(t, res.Transcript[1].Parts)
+			}
+			assert.Equal(t, 1, list.executions())
+		})
+	}
+}
+
+// The loop keeps a copy of a part's Data: an adapter that reuses its
+// buffer for the next turn does not change the turn the loop kept, in the
+// transcript or in the next request.
+func TestPartDataIsCopied(t *testing.T) {
+	buf := []byte("signature-1")
+	n := 0
+	var second react.Request
+	m := reacttest.Func(func(req react.Request) react.Response {
+		n++
+		if n == 1 {
+			r := turn(call("a", "list_sites", `{}`))
+			r.Parts = []react.Part{{Kind: react.PartCall, API: "test", Data: buf}}
+			return r
+		}
+		copy(buf, "overwritten")
+		second = req
+		return turn(finish("f"))
+	})
+	list, _, _ := sitesTools()
+	l, err := react.New(react.Config{Model: m, Tools: tool.MustCatalog(list.Tool), Guards: memoryStores(), Observer: react.DiscardObserver})
+	require.NoError(t, err)
+	res, err := l.Run(context.Background(), react.Node{Tools: []string{"list_sites"}}, "look")
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	assert.Equal(t, "signature-1", string(res.Transcript[1].Parts[0].Data), "the transcript keeps the bytes the adapter gave")
+	assert.Equal(t, "signature-1", string(second.Messages[2].Parts[0].Data), "the next request carries them")
 }
 
 func TestPartTextsMadeValid(t *testing.T) {

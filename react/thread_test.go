@@ -395,6 +395,7 @@ func TestThreadRelease(t *testing.T) {
 	assert.Equal(t, 2, r3.Turn, "the released run's message has no turn")
 	_, err := l.Resume(bg, r2.Snapshot, react.Approve(r2.Suspension.Ticket), asAlice)
 	require.ErrorIs(t, err, react.ErrThreadMoved)
+	assert.NotContains(t, err.Error(), "thread store", "the thread taken back was released without an error")
 	assert.Equal(t, 0, d.refund.executions(), "the old approval ran nothing")
 	require.NoError(t, l.ReleaseThread(bg, "t1", asAlice), "a free thread: nothing to do")
 }

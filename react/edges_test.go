@@ -206,6 +206,25 @@ func TestCallIDAndToolNameBounds(t *testing.T) {
 	assert.Equal(t, 1, list.executions(), "an id at the bound is accepted")
 }
 
+// MaxToolName is inclusive: a tool whose name is exactly MaxToolName bytes
+// is run, not refused as too long (its id is as well: TestCallIDAndToolNameBounds).
+func TestToolNameAtTheBound_IsRun(t *testing.T) {
+	name := strings.Repeat("n", react.MaxToolName)
+	long := newFake(name, tool.Read, ok(map[string]any{"n": 1}))
+	m := newScript(
+		turn(call("a", name, `{}`)),
+		turn(finish("f")),
+	)
+	e := newEnv(t, m, long.Tool)
+	res := e.run(react.Node{Tools: []string{name}}, "hi")
+	require.Equal(t, react.Finished, res.Status)
+	msg := toolMessage(t, res.Transcript, "a")
+	assert.False(t, msg.IsError, "a name at the bound is accepted: %s", msg.Content)
+	assert.Equal(t, 1, long.executions())
+	require.NotEmpty(t, e.rec.of("tool"))
+	assert.Equal(t, outcome.Success.String(), e.rec.of("tool")[0].Outcome)
+}
+
 func TestResultTruncated_NamesOnlyAKeptPayload(t *testing.T) {
 	for _, tt := range []struct {
 		name   string

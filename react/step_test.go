@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +69,22 @@ func TestRequire_Validation(t *testing.T) {
 		require.ErrorIsf(t, err, react.ErrInvalidNode, "%s", tt.reason)
 		assert.Containsf(t, err.Error(), tt.want, "%s", tt.reason)
 	}
+}
+
+// A complete requirement on a tool whose contract declares Paging is
+// accepted; a latest one on a contract with MaxAge zero is refused.
+func TestRequire_ContractBounds(t *testing.T) {
+	paged := newFake("pages", tool.Read, ok([]string{"a"}))
+	paged.InputSchema = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"cursor": {Type: "string"}}}
+	paged.Contract = &tool.Contract{Paging: &tool.Paging{Next: func(any) string { return "" }, Param: "cursor"}}
+	e := newEnv(t, newScript(turn(finish("f"))), paged.Tool)
+	res, err := e.loop.Run(context.Background(), react.Node{Tools: []string{"pages"}, Require: map[string]tool.Requirement{"pages": tool.RequireComplete}}, "go")
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, res.Status)
+	// a contract whose MaxAge is zero declares no maximum age
+	_, err = e.loop.Run(context.Background(), react.Node{Tools: []string{"pages"}, Require: map[string]tool.Requirement{"pages": tool.RequireLatest}}, "go")
+	require.ErrorIs(t, err, react.ErrInvalidNode)
+	assert.Contains(t, err.Error(), "declares no MaxAge")
 }
 
 // A stale result under a latest requirement is SUCCESS, insufficient and
@@ -242,6 +260,57 @@ func TestRun_VerifierFailureInterrupts(t *testing.T) {
 			assert.Equal(t, 2, search.executions(), "the interrupted call ran again on Continue")
 		})
 	}
+}
+
+// A verifier that fails after a call of a parallel read batch interrupts
+// the run as it does after a serial call: the failure is returned, never
+// dropped by running the batch again.
+func TestRun_VerifierFailureInterrupts_ParallelReads(t *testing.T) {
+	search := newFake("search", tool.Read, ok(map[string]any{"hotels": []string{"h-1"}}))
+	var asked atomic.Int64
+	v := react.VerifierFunc(func(context.Context, react.Check) (react.StepVerdict, error) {
+		if asked.Add(1) == 1 {
+			return react.StepVerdict{}, errors.New("rubric store down")
+		}
+		return react.StepVerdict{Status: react.StepSatisfied}, nil
+	})
+	m := newScript(turn(call("c1", "search", `{"q":"a"}`), call("c2", "search", `{"q":"b"}`)), turn(call("f", react.ToolFinish, `{}`)))
+	e := newEnv(t, m, search.Tool)
+	node := react.Node{Tools: []string{"search"}, ParallelReads: true}
+	res, err := e.loop.Run(context.Background(), node, "find", react.WithVerifier(v))
+	require.Error(t, err, "the verifier's failure in a parallel batch is returned")
+	assert.Contains(t, err.Error(), "step verifier")
+	require.Equal(t, react.Interrupted, res.Status, "the run is kept, never lost")
+	assert.Equal(t, int64(1), asked.Load(), "the run stopped at the failure")
+	res, err = e.loop.Resume(context.Background(), res.Snapshot, react.Continue(), react.WithVerifier(v))
+	require.NoError(t, err)
+	assert.Equal(t, react.Finished, res.Status)
+	requirePaired(t, res.Transcript)
+}
+
+// The verifier is asked after a catalog call that failed as well as after
+// one that succeeded (Check.Call set, Check.Result nil for the failure).
+func TestRun_VerifierAskedAfterAFailedCall(t *testing.T) {
+	list, broken, _ := sitesTools()
+	var mu sync.Mutex
+	asked := map[string]bool{} // call id -> Check.Result was nil
+	v := react.VerifierFunc(func(_ context.Context, c react.Check) (react.StepVerdict, error) {
+		if c.Call != nil {
+			mu.Lock()
+			asked[c.Call.CallID] = c.Result == nil
+			mu.Unlock()
+		}
+		return react.StepVerdict{Status: react.StepSatisfied}, nil
+	})
+	m := newScript(turn(call("c1", "get_stats", `{}`)), turn(call("c2", "list_sites", `{}`)), turn(call("f", react.ToolFinish, `{}`)))
+	e := newEnv(t, m, list.Tool, broken.Tool)
+	res, err := e.loop.Run(context.Background(), react.Node{Tools: []string{"list_sites", "get_stats"}}, "stats", react.WithVerifier(v))
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	assert.True(t, toolMessage(t, res.Transcript, "c1").IsError)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]bool{"c1": true, "c2": false}, asked, "both calls verified; the failure without a result")
 }
 
 // The verified outputs of an earlier step are sources for the next: a

@@ -243,6 +243,10 @@ func TestResultTruncated_NamesOnlyAKeptPayload(t *testing.T) {
 			g.Offload = func(context.Context, string, evidence.Record, []byte) (string, error) { return "blob-1", nil }
 		}, false, true},
 		{"no cap", 0, func(g *guard.Options) { g.MaxPayload = -1 }, false, true},
+		// The payload is the result's JSON, {"text":"…"}: 11 bytes around
+		// the text. A payload of exactly MaxPayload bytes is kept in full.
+		{"exactly the evidence guard's MaxPayload", 40 << 10, func(g *guard.Options) { g.MaxPayload = 40<<10 + 11 }, false, true},
+		{"one byte over the evidence guard's MaxPayload", 40 << 10, func(g *guard.Options) { g.MaxPayload = 40<<10 + 10 }, false, false},
 		{"a custom handler the loop cannot see into", 0, nil, true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -265,7 +265,8 @@ func TestResume_Declined(t *testing.T) {
 }
 
 // A store failure while applying a decision returns the same suspended
-// snapshot, so the decision can be given again.
+// snapshot and its suspension's ticket, so the decision can be given again
+// with what the host got back.
 func TestResume_StoreFailureKeepsSnapshot(t *testing.T) {
 	list, _, create := sitesTools()
 	e := newEnv(t, approvalBefore(), list.Tool, create.Tool)
@@ -279,9 +280,11 @@ func TestResume_StoreFailureKeepsSnapshot(t *testing.T) {
 	require.ErrorIs(t, err, errStore)
 	assert.Equal(t, react.Suspended, got.Status)
 	assert.Equal(t, res.Snapshot, got.Snapshot)
+	require.NotNil(t, got.Suspension, "the suspension to decide again with")
+	assert.Equal(t, res.Suspension.Ticket, got.Suspension.Ticket)
 	assert.Equal(t, 0, create.executions())
 
-	got, err = e.again(approvalAfter()).Resume(context.Background(), res.Snapshot, react.Approve(res.Suspension.Ticket))
+	got, err = e.again(approvalAfter()).Resume(context.Background(), got.Snapshot, react.Approve(got.Suspension.Ticket))
 	require.NoError(t, err, "the decision is given again with the same snapshot once the store is back")
 	assert.Equal(t, react.Finished, got.Status)
 	assert.Equal(t, 1, create.executions())

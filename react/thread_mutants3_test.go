@@ -104,3 +104,47 @@ func TestThreadStoppedWithoutSnapshotReleases(t *testing.T) {
 		})
 	}
 }
+
+// A turn that ends on tool results, with no answer after them (the round
+// limit stopped the run), counts those results too: no model call saw
+// them, so they are estimated and added to the growth the provider
+// reported, as the user's message is.
+func TestThreadTurnTokensCountResultsAfterTheLastCall(t *testing.T) {
+	tests := []struct {
+		name   string
+		calls  []react.ToolCall
+		reason string
+	}{
+		{"one result", []react.ToolCall{call("c1", "order_status", `{"order_id":"A-17"}`)}, "the one result after the last call is estimated"},
+		{"two results", []react.ToolCall{
+			call("c1", "order_status", `{"order_id":"A-17"}`),
+			call("c2", "order_status", `{"order_id":"B-3"}`),
+		}, "both results after the last call are estimated, back to the call"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDesk(t)
+			l := d.loop(reacttest.Func(func(req react.Request) react.Response {
+				res := turn(tt.calls...)
+				res.Usage = &react.Usage{InputTokens: 100, OutputTokens: 30}
+				return res
+			}))
+			node := deskNode
+			node.HostApproval = false
+			node.MaxRounds = 1
+			res, err := l.Run(bg, node, "Status of A-17 and B-3?", react.InThread("t"), asAlice)
+			require.NoError(t, err)
+			require.Equal(t, react.Failed, res.Status, "the round limit ends the run")
+			require.Len(t, res.Transcript, 2+len(tt.calls), "the user's message, the call, its results")
+			want := 30 + estimateTokens(res.Transcript[0])
+			for _, m := range res.Transcript[2:] {
+				require.Equal(t, react.RoleTool, m.Role)
+				want += estimateTokens(m)
+			}
+			turns, err := l.Turns(bg, "t", 1, 2, asAlice)
+			require.NoError(t, err)
+			require.Len(t, turns, 1)
+			assert.Equal(t, want, turns[0].Tokens, tt.reason)
+		})
+	}
+}

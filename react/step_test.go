@@ -313,6 +313,47 @@ func TestRun_VerifierAskedAfterAFailedCall(t *testing.T) {
 	assert.Equal(t, map[string]bool{"c1": true, "c2": false}, asked, "both calls verified; the failure without a result")
 }
 
+// The report of a builtin_node_finish call keeps the verifier's verdict on
+// the finish, a refused finish's and an accepted one's; the report of a
+// call the verifier was not asked about has none.
+func TestRun_FinishReportKeepsTheVerdict(t *testing.T) {
+	search := newFake("search", tool.Read, ok(map[string]any{"hotels": []string{"h-1"}}))
+	finishes := 0
+	v := react.VerifierFunc(func(_ context.Context, c react.Check) (react.StepVerdict, error) {
+		if !c.End {
+			return react.StepVerdict{}, nil // no opinion after a result
+		}
+		finishes++
+		if finishes == 1 {
+			return react.StepVerdict{Status: react.StepInsufficient, Reason: "one source only"}, nil
+		}
+		return react.StepVerdict{Status: react.StepSatisfied, Evidence: []string{"c1"}}, nil
+	})
+	m := newScript(
+		turn(call("c1", "search", `{"q":"hotels"}`)),
+		turn(call("f1", react.ToolFinish, `{"summary":"h-1"}`)),
+		turn(call("f2", react.ToolFinish, `{"summary":"h-1, for sure"}`)),
+	)
+	e := newEnv(t, m, search.Tool)
+	res, err := e.loop.Run(context.Background(), react.Node{Name: "find", Tools: []string{"search"}}, "find hotels", react.WithVerifier(v))
+	require.NoError(t, err)
+	require.Equal(t, react.Finished, res.Status)
+	require.Len(t, res.Calls, 3)
+	tests := []struct {
+		call   int
+		want   *react.StepVerdict
+		reason string
+	}{
+		{0, nil, "the verifier had no opinion after the search"},
+		{1, &react.StepVerdict{Status: react.StepInsufficient, Reason: "one source only"}, "the refused finish keeps the verdict that refused it"},
+		{2, &react.StepVerdict{Status: react.StepSatisfied, Evidence: []string{"c1"}}, "the accepted finish keeps the verdict that accepted it"},
+	}
+	for _, tt := range tests {
+		rep := res.Calls[tt.call]
+		assert.Equal(t, tt.want, rep.Check, "%s (%s): %s", rep.CallID, rep.Tool, tt.reason)
+	}
+}
+
 // The verified outputs of an earlier step are sources for the next: a
 // parameter declared tool.Step accepts them and nothing else, and
 // builtin_output_set accepts them with sourceRef step:<name>.

@@ -14,7 +14,8 @@ import (
 
 type approvingCase struct {
 	name string
-	run  func(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string)
+	// run gets the key of a write of run with fingerprint "fp" from key.
+	run func(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, key func(run string) string)
 }
 
 // RunApprovingWriteLedger runs the [guard.ApprovingWriteLedger] contract
@@ -23,10 +24,24 @@ type approvingCase struct {
 // on the same implementation too.
 func RunApprovingWriteLedger(t *testing.T, newStores func() (guard.ApprovingWriteLedger, guard.Approvals)) {
 	t.Helper()
+	// Each case runs with a key of the caller's (an explicit idempotency
+	// key) and with the key the write gate derives for the call
+	// (guard.IdempotencyKey of the run and the fingerprint): a store may
+	// keep an approval with the derived key's record.
 	for _, c := range approvingCases {
 		t.Run(c.name, func(t *testing.T) {
-			l, a := newStores()
-			c.run(t, l, a, "run/"+t.Name(), "key/"+t.Name())
+			for _, k := range []struct {
+				name string
+				key  func(run string) string
+			}{
+				{"ExplicitKey", func(run string) string { return "key/" + run }},
+				{"DerivedKey", func(run string) string { return guard.IdempotencyKey(run, "fp") }},
+			} {
+				t.Run(k.name, func(t *testing.T) {
+					l, a := newStores()
+					c.run(t, l, a, "run/"+t.Name(), k.key)
+				})
+			}
 		})
 	}
 }
@@ -50,7 +65,7 @@ func approve(t *testing.T, a guard.Approvals, run, id, fp string) {
 	must(t, a.Approve(ctx, run, id, fp))
 }
 
-func consumesFromItsOwn(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, _, _ string) {
+func consumesFromItsOwn(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, _ string, _ func(string) string) {
 	if !l.ConsumesFrom(a) {
 		t.Fatal("ConsumesFrom(its own Approvals) = false; want true")
 	}
@@ -62,8 +77,9 @@ func consumesFromItsOwn(t *testing.T, l guard.ApprovingWriteLedger, a guard.Appr
 	}
 }
 
-func approvalConsumedWithClaim(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string) {
+func approvalConsumedWithClaim(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, keyOf func(string) string) {
 	ctx := context.Background()
+	key := keyOf(run)
 	approve(t, a, run, "c1", "fp")
 	rec, ok, err := l.BeginApproved(ctx, key, "w", run, "fp")
 	must(t, err)
@@ -85,8 +101,9 @@ func approvalConsumedWithClaim(t *testing.T, l guard.ApprovingWriteLedger, a gua
 	}
 }
 
-func noApprovalClaimsNothing(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string) {
+func noApprovalClaimsNothing(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, keyOf func(string) string) {
 	ctx := context.Background()
+	key := keyOf(run)
 	gate(t, a, run) // waiting, not approved
 	rec, ok, err := l.BeginApproved(ctx, key, "w", run, "fp")
 	must(t, err)
@@ -101,7 +118,7 @@ func noApprovalClaimsNothing(t *testing.T, l guard.ApprovingWriteLedger, a guard
 	}
 }
 
-func takenKeyConsumesNothing(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string) {
+func takenKeyConsumesNothing(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, keyOf func(string) string) {
 	ctx := context.Background()
 	for _, tt := range []struct {
 		state  guard.WriteState
@@ -111,7 +128,8 @@ func takenKeyConsumesNothing(t *testing.T, l guard.ApprovingWriteLedger, a guard
 		{guard.WriteSucceeded, json.RawMessage(`{"id":1}`)},
 		{guard.WriteUncertain, nil},
 	} {
-		k := fmt.Sprintf("%s/%d", key, tt.state)
+		run := fmt.Sprintf("%s/%d", run, tt.state)
+		k := keyOf(run)
 		_, _, err := l.Begin(ctx, k, "w")
 		must(t, err)
 		if tt.state != guard.WriteRunning {
@@ -129,8 +147,9 @@ func takenKeyConsumesNothing(t *testing.T, l guard.ApprovingWriteLedger, a guard
 	}
 }
 
-func failedKeyIsClaimedAgain(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string) {
+func failedKeyIsClaimedAgain(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, keyOf func(string) string) {
 	ctx := context.Background()
+	key := keyOf(run)
 	_, _, err := l.Begin(ctx, key, "w")
 	must(t, err)
 	must(t, l.Finish(ctx, guard.WriteRecord{Key: key, Tool: "w", State: guard.WriteFailed, Code: errcode.ToolBusinessFailed}))
@@ -150,8 +169,9 @@ func failedKeyIsClaimedAgain(t *testing.T, l guard.ApprovingWriteLedger, a guard
 	}
 }
 
-func approvalsOfAnotherRun(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string) {
+func approvalsOfAnotherRun(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, keyOf func(string) string) {
 	ctx := context.Background()
+	key := keyOf(run)
 	approve(t, a, run, "c1", "fp")
 	for _, tt := range []struct{ run, fp, why string }{
 		{run + "/other", "fp", "an approval belongs to its run"},
@@ -171,8 +191,9 @@ func approvalsOfAnotherRun(t *testing.T, l guard.ApprovingWriteLedger, a guard.A
 // beginApprovedIsAtomic races BeginApproved calls of one key holding two
 // approvals of its fingerprint: exactly one claims the key and consumes
 // exactly one approval.
-func beginApprovedIsAtomic(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string) {
+func beginApprovedIsAtomic(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, keyOf func(string) string) {
 	ctx := context.Background()
+	key := keyOf(run)
 	approve(t, a, run, "c1", "fp")
 	approve(t, a, run, "c2", "fp")
 	var claims atomic.Int32
@@ -192,14 +213,19 @@ func beginApprovedIsAtomic(t *testing.T, l guard.ApprovingWriteLedger, a guard.A
 }
 
 // oneApprovalOneClaimAcrossKeys races BeginApproved calls of many keys
-// (one write under as many idempotency keys) holding one approval: exactly
-// one claims.
-func oneApprovalOneClaimAcrossKeys(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run, key string) {
+// (one write under as many idempotency keys, the first the case's key)
+// holding one approval: exactly one claims.
+func oneApprovalOneClaimAcrossKeys(t *testing.T, l guard.ApprovingWriteLedger, a guard.Approvals, run string, keyOf func(string) string) {
 	ctx := context.Background()
+	key := keyOf(run)
 	approve(t, a, run, "c1", "fp")
 	var claims atomic.Int32
 	parallel(t, func(i int) error {
-		_, ok, err := l.BeginApproved(ctx, fmt.Sprintf("%s/%d", key, i), "w", run, "fp")
+		k := key
+		if i > 0 {
+			k = fmt.Sprintf("%s/%d", key, i)
+		}
+		_, ok, err := l.BeginApproved(ctx, k, "w", run, "fp")
 		if ok {
 			claims.Add(1)
 		}

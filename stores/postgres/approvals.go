@@ -15,7 +15,11 @@ import (
 // statement, atomic in the database: Approve and Decline delete the waiting
 // call, record the decision and grant the execution in one statement, so
 // of any number of concurrent decisions on one call exactly one applies;
-// Consume decrements a grant under its row lock.
+// Consume decrements a grant under its row lock. An execution is granted on
+// the write ledger's row of the key the write gate derives for the call
+// ([guard.IdempotencyKey] of the run and the fingerprint), so the
+// [WriteLedger] claims the approved write and consumes its approval by
+// updating one row.
 type Approvals struct{ s *Store }
 
 var _ guard.Approvals = (*Approvals)(nil)
@@ -67,28 +71,52 @@ func (a *Approvals) Gated(ctx context.Context, run string) (guard.GatedCall, boo
 // decide is Approve (approve true, fingerprint fp) and Decline in one
 // statement: the waiting call is deleted when it is callID (with fp for an
 // approval), the decision recorded and, for an approval, one execution
-// granted. When nothing was waiting, the earlier decision on callID, if
+// granted on the write ledger's row of the call's derived key ($6, see
+// grantKey). When nothing was waiting, the earlier decision on callID, if
 // any, tells a repeat (nil) from a conflict (ErrNotPending).
-const decide = `
+var decide = `
 WITH taken AS (
 	DELETE FROM reactguard_gated WHERE run = $1 AND call_id = $2 AND (NOT $4 OR fingerprint = $3)
-	RETURNING fingerprint
+	RETURNING fingerprint, tool
 ), decided AS (
 	INSERT INTO reactguard_decisions (run, call_id, fingerprint, approved, at)
 	SELECT $1, $2, fingerprint, $4, $5 FROM taken
 	ON CONFLICT (run, call_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, approved = EXCLUDED.approved, at = EXCLUDED.at
-	RETURNING fingerprint
-), granted AS (
-	INSERT INTO reactguard_grants (run, fingerprint, n, at)
-	SELECT $1, fingerprint, 1, $5 FROM decided WHERE $4
-	ON CONFLICT (run, fingerprint) DO UPDATE SET n = reactguard_grants.n + 1, at = EXCLUDED.at
-)
+	RETURNING 1
+), ` + grantCTE("$1", "$4", "$5", "$6") + `
 SELECT EXISTS (SELECT 1 FROM taken)`
+
+// grantCTE returns the CTE granted, which grants one execution of the call
+// taken from the waiting calls (CTE taken, returning its tool) when the
+// decision (CTE decided) is an approval (parameter approve): one more grant
+// on the row of the call's derived key (parameter key, see grantKey) of
+// run (parameter run), made in state none when the key has no row. Its
+// time (parameter at) is the grant's, by which retention keeps the run.
+func grantCTE(run, approve, at, key string) string {
+	return `granted AS (
+	INSERT INTO reactguard_writes (key, tool, state, token, run, at, grants)
+	SELECT ` + key + `, tool, 0, 0, ` + run + `, ` + at + `, 1 FROM taken WHERE ` + approve + ` AND EXISTS (SELECT 1 FROM decided)
+	ON CONFLICT (key) DO UPDATE SET grants = reactguard_writes.grants + 1, run = EXCLUDED.run, at = EXCLUDED.at
+)`
+}
+
+// grantKey is the write-ledger key on whose row an approval of the call
+// with fingerprint fp in run is granted: the key the write gate derives
+// for the call ([guard.IdempotencyKey]). The approved write, called with
+// that key (the gate's default), is claimed and its approval consumed by
+// one update of that row.
+func grantKey(run, fp string) []byte {
+	return []byte(guard.IdempotencyKey(run, fp))
+}
 
 func (a *Approvals) decide(ctx context.Context, run, callID, fp string, approve bool) error {
 	a.s.gated.Delete(run)
 	var took bool
-	err := a.s.pool.QueryRow(ctx, decide, []byte(run), []byte(callID), []byte(fp), approve, a.s.ts()).Scan(&took)
+	var key []byte
+	if approve {
+		key = grantKey(run, fp)
+	}
+	err := a.s.pool.QueryRow(ctx, decide, []byte(run), []byte(callID), []byte(fp), approve, a.s.ts(), key).Scan(&took)
 	if err != nil {
 		return schemaErr(ctx, "decide", err)
 	}
@@ -123,11 +151,11 @@ func (a *Approvals) Decline(ctx context.Context, run, callID string) error {
 }
 
 // Consume implements [guard.Approvals.Consume] with one conditional
-// decrement.
+// decrement of the grants on the row of the call's derived key.
 func (a *Approvals) Consume(ctx context.Context, run, fingerprint string) (bool, error) {
 	a.s.gated.Delete(run)
-	tag, err := a.s.pool.Exec(ctx, `UPDATE reactguard_grants SET n = n - 1, at = $3 WHERE run = $1 AND fingerprint = $2 AND n > 0`,
-		[]byte(run), []byte(fingerprint), a.s.ts())
+	tag, err := a.s.pool.Exec(ctx, `UPDATE reactguard_writes SET grants = grants - 1, at = $2 WHERE key = $1 AND grants > 0`,
+		grantKey(run, fingerprint), a.s.ts())
 	if err != nil {
 		return false, schemaErr(ctx, "consume", err)
 	}

@@ -80,8 +80,9 @@ ORDER BY kind, seq`
 // the decision recorded, for an approval one execution granted. Its head
 // row's attempt adds 2 when the decision applies and 4 when the claim was
 // free to take. Parameters: run, id, owner, at, call id, fingerprint,
-// approve.
-const claimDecided = `
+// approve, the audit record's kind, tool, tenant, user, decider, time and
+// reason, and the key an approval is granted on (grantKey).
+var claimDecided = `
 WITH me AS (
 	SELECT 1 FROM reactguard_leases WHERE owner = $3 AND expires > now()
 ), prior AS (
@@ -104,17 +105,13 @@ WITH me AS (
 	RETURNING token
 ), taken AS (
 	DELETE FROM reactguard_gated WHERE run = $1 AND call_id = $5 AND (NOT $7 OR fingerprint = $6) AND EXISTS (SELECT 1 FROM c)
-	RETURNING fingerprint
+	RETURNING fingerprint, tool
 ), decided AS (
 	INSERT INTO reactguard_decisions (run, call_id, fingerprint, approved, at)
 	SELECT $1, $5, fingerprint, $7, $4 FROM taken
 	ON CONFLICT (run, call_id) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, approved = EXCLUDED.approved, at = EXCLUDED.at
 	RETURNING fingerprint
-), granted AS (
-	INSERT INTO reactguard_grants (run, fingerprint, n, at)
-	SELECT $1, fingerprint, 1, $4 FROM decided WHERE $7
-	ON CONFLICT (run, fingerprint) DO UPDATE SET n = reactguard_grants.n + 1, at = EXCLUDED.at
-), touched AS (
+), ` + grantCTE("$1", "$7", "$4", "$15") + `, touched AS (
 	INSERT INTO reactguard_evidence_runs (run, at) SELECT $1, $4 FROM c
 	ON CONFLICT (run) DO UPDATE SET at = EXCLUDED.at
 ), recorded AS (
@@ -187,8 +184,12 @@ func (c *Claims) ClaimDecided(ctx context.Context, rec runstore.Decision) (bool,
 	}
 	c.s.settlePending(ctx)
 	c.s.gated.Delete(run)
+	var key []byte
+	if approve {
+		key = grantKey(run, fingerprint)
+	}
 	rows, err := c.s.pool.Query(ctx, claimDecided, []byte(run), []byte(id), ep.owner, c.s.ts(), []byte(callID), []byte(fingerprint), approve,
-		int16(rec.Kind), []byte(rec.Tool), []byte(rec.Owner.Tenant), []byte(rec.Owner.User), []byte(rec.By), micro(rec.At), []byte(rec.Reason))
+		int16(rec.Kind), []byte(rec.Tool), []byte(rec.Owner.Tenant), []byte(rec.Owner.User), []byte(rec.By), micro(rec.At), []byte(rec.Reason), key)
 	if err != nil {
 		c.s.setUnsure(k, true)
 		return false, schemaErr(ctx, "claim", err)

@@ -35,6 +35,15 @@
 // consumed by a conditional decrement. Nothing is read and then written
 // from Go.
 //
+// An execution is granted on the write ledger's row of the key the write
+// gate derives for the approved call ([guard.IdempotencyKey] of the run
+// and the call's fingerprint), as a count beside the key's record: the
+// approved write, called with that key (the gate's default), is claimed
+// and its approval consumed by one UPDATE … WHERE of that one row, in
+// place. A write called with an explicit idempotency key is claimed under
+// its own key and consumes the grant of the derived key's row in the same
+// statement.
+//
 // # Leases and failover
 //
 // A Store holds a lease: a row of reactguard_leases, named by a random

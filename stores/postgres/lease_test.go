@@ -338,6 +338,30 @@ func TestLease_ExpiredInTheDatabaseClaimsNothing(t *testing.T) {
 			t.Fatalf("Consume after the refused claim = %v, %v; want the approval still unused", used, err)
 		}
 	})
+	t.Run("BeginApprovedDerivedKey", func(t *testing.T) {
+		// The key the write gate derives: the approval is granted on its
+		// row, which the claim updates in place.
+		run := "lease-expired-derived/" + t.Name()
+		key := guard.IdempotencyKey(run, call.Fingerprint)
+		if err := ap.Gate(bg, run, call); err != nil {
+			t.Fatal(err)
+		}
+		if err := ap.Approve(bg, run, call.CallID, call.Fingerprint); err != nil {
+			t.Fatal(err)
+		}
+		expire(t)
+		_, ok, err := wl.BeginApproved(bg, key, "w", run, call.Fingerprint)
+		lost(t, "BeginApproved", err)
+		if ok {
+			t.Fatal("BeginApproved claimed the key")
+		}
+		if rec, _, err := wl.Get(bg, key); err != nil || rec.State != guard.WriteNone || rec.Token != 0 {
+			t.Fatalf("Get(%s) = %+v, %v; want no claim (state none, no token): nothing was claimed", key, rec, err)
+		}
+		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || !used {
+			t.Fatalf("Consume after the refused claim = %v, %v; want the approval still unused", used, err)
+		}
+	})
 	t.Run("BeginApprovedOrGate", func(t *testing.T) {
 		run, key := "lease-expired-gate", "lease-expired/gate/"+t.Name()
 		expire(t)
@@ -449,5 +473,53 @@ func TestLease_RenewedWhileHeld(t *testing.T) {
 	rec.State, rec.Result = guard.WriteSucceeded, []byte(`{}`)
 	if err := wl.Finish(bg, rec); err != nil {
 		t.Fatalf("Finish under the renewed lease = %v", err)
+	}
+}
+
+// The lease a Store holds in the database is Options.Lease, DefaultLease
+// when it is zero, and never shorter than the shortest the Store accepts
+// (300 ms), which a Store renews in time to keep claiming: each case reads
+// the lease's remaining time in the database right after a claim that
+// checked it live, on a schema of its own (no other Store's lease).
+func TestLease_DurationInTheDatabase(t *testing.T) {
+	for _, c := range []struct {
+		why    string
+		lease  time.Duration
+		lo, hi time.Duration // bounds of the remaining time after a claim
+	}{
+		{"zero is DefaultLease, 15 s", 0, 9 * time.Second, 15 * time.Second},
+		{"a lease too short to renew is raised to the shortest accepted", time.Nanosecond, 0, 300 * time.Millisecond},
+		{"a longer lease is kept", 2 * time.Minute, 2*time.Minute - 6*time.Second, 2 * time.Minute},
+	} {
+		t.Run(c.why, func(t *testing.T) {
+			d := freshSchema(t)
+			s, err := postgres.Open(bg, d, &postgres.Options{Lease: c.lease})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Migrate(bg); err != nil {
+				t.Fatal(err)
+			}
+			// A claim checks the lease live in its statement; a renewal
+			// late under load may refuse one, not five in a row.
+			claimed := false
+			for i := range 5 {
+				if _, ok, err := s.WriteLedger().Begin(bg, fmt.Sprintf("lease-duration/%d", i), "w"); err == nil && ok {
+					claimed = true
+					break
+				}
+			}
+			if !claimed {
+				t.Fatal("no claim in 5 under a lease of at least 300 ms")
+			}
+			var left time.Duration
+			if err := s.Pool().QueryRow(bg, `SELECT max(expires) - now() FROM reactguard_leases`).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left <= c.lo || left > c.hi {
+				t.Errorf("the lease has %v left in the database after a claim; want more than %v and at most %v", left, c.lo, c.hi)
+			}
+		})
 	}
 }

@@ -43,7 +43,6 @@ const kept = `
 	SELECT id FROM reactguard_runs WHERE stopped >= $1
 	UNION SELECT run FROM reactguard_gated WHERE at >= $1
 	UNION SELECT run FROM reactguard_decisions WHERE at >= $1
-	UNION SELECT run FROM reactguard_grants WHERE at >= $1
 	UNION SELECT run FROM reactguard_claims WHERE at >= $1
 	UNION SELECT run FROM reactguard_evidence_runs WHERE at >= $1
 	UNION SELECT run FROM reactguard_writes WHERE at >= $1 AND run IS NOT NULL`
@@ -87,17 +86,22 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (Pruned, error) {
 		if _, err := tx.Exec(ctx, `CREATE TEMP TABLE reactguard_kept ON COMMIT DROP AS `+kept, before); err != nil {
 			return err
 		}
+		// A key's row is a write's record (its state) and the grants of
+		// the run's approvals on that key: each counts where it belongs.
+		if err := tx.QueryRow(ctx, `
+WITH d AS (DELETE FROM reactguard_writes WHERE at < $1 AND state IN (0, 2, 3)
+	AND (run IS NULL OR run NOT IN (SELECT id FROM reactguard_kept)) RETURNING state, grants)
+SELECT count(*) FILTER (WHERE state <> 0 OR grants = 0), count(*) FILTER (WHERE grants > 0) FROM d`, before).Scan(&p.Writes, &p.Approvals); err != nil {
+			return err
+		}
 		for _, step := range []struct {
 			dst *int
 			q   string
 		}{
-			{&p.Writes, `DELETE FROM reactguard_writes WHERE at < $1 AND state IN (0, 2, 3)
-				AND (run IS NULL OR run NOT IN (SELECT id FROM reactguard_kept))`},
 			{&p.Runs, `DELETE FROM reactguard_runs WHERE stopped < $1`},
 			{&p.Claims, `DELETE FROM reactguard_claims WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
 			{&p.Approvals, `DELETE FROM reactguard_gated WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
 			{&p.Approvals, `DELETE FROM reactguard_decisions WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
-			{&p.Approvals, `DELETE FROM reactguard_grants WHERE at < $1 AND run NOT IN (SELECT id FROM reactguard_kept)`},
 			{&p.Leases, `DELETE FROM reactguard_leases WHERE expires < $1`},
 		} {
 			tag, err := tx.Exec(ctx, step.q, before)

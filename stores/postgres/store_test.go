@@ -241,6 +241,9 @@ func TestPrune(t *testing.T) {
 	_, _, err := wl.Begin(bg, run+"running", "w")
 	must(err)
 	must(ap.Gate(bg, run, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp"}))
+	granted := run + "/granted" // an approval granted and never used
+	must(ap.Gate(bg, granted, guard.GatedCall{CallID: "c1", Tool: "w", Fingerprint: "fp"}))
+	must(ap.Approve(bg, granted, "c1", "fp"))
 	_, err = cl.Claim(bg, run, "snap")
 	must(err)
 	must(ev.Append(bg, run, evidence.Record{CallID: "c1", Tool: "t", Outcome: outcome.Success, Attempt: 1, Payload: []byte(`{"id":"x"}`)}))
@@ -270,6 +273,9 @@ func TestPrune(t *testing.T) {
 	must(err)
 	if p.Writes < 2 || p.Runs < 1 || p.Claims < 1 || p.Approvals < 1 || p.Evidence < 1 || p.Threads < 1 {
 		t.Fatalf("Prune = %+v; want the settled writes, the run, the claim, the approval, the evidence and the thread pruned", p)
+	}
+	if ok, err := ap.Consume(bg, granted, "fp"); err != nil || ok {
+		t.Errorf("Consume of the old unused approval after Prune = %v, %v; want it pruned", ok, err)
 	}
 	if _, ok, _ := th.Get(bg, oldThread); ok {
 		t.Error("the old conversation survives Prune")

@@ -69,19 +69,21 @@ WITH me AS (
 SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), false, 0::bigint, false, ` + currentColumns
 
 // claimApprovedSQL takes key from no record, WriteNone or WriteFailed and
-// consumes one approval of (run, fingerprint), only both together: the
-// grant's row is locked first (FOR UPDATE: a concurrent claim of the same
-// approval waits, then sees it spent), the key is claimed only when the
-// grant exists, and the grant is decremented only when the key was
-// claimed. With $10 set and no approval held for a key that is free, it
-// records the call as gated instead (Approvals.Gate in the same
-// statement). Parameters: key, tool, owner, at, run, fingerprint, call id,
-// args, round, gate, gated tool.
+// consumes one approval of (run, fingerprint), only both together, when
+// key is not the key the approval was granted on ($12, see grantKey: the
+// write called with an explicit idempotency key): the grant's row is locked
+// first (FOR UPDATE: a concurrent claim of the same approval waits, then
+// sees it spent), the key is claimed only when the grant exists, and the
+// grant is decremented only when the key was claimed. With $10 set and no
+// approval held for a key that is free, it records the call as gated
+// instead (Approvals.Gate in the same statement). Parameters: key, tool,
+// owner, at, run, fingerprint, call id, args, round, gate, gated tool,
+// grant key.
 const claimApprovedSQL = `
 WITH me AS (
 	SELECT 1 FROM reactguard_leases WHERE owner = $3 AND expires > now()
 ), g AS (
-	SELECT 1 FROM reactguard_grants WHERE run = $5 AND fingerprint = $6 AND n > 0 AND EXISTS (SELECT 1 FROM me) FOR UPDATE
+	SELECT 1 FROM reactguard_writes WHERE key = $12 AND grants > 0 AND EXISTS (SELECT 1 FROM me) FOR UPDATE
 ), c AS (
 	INSERT INTO reactguard_writes (key, tool, state, owner, token, run, at)
 	SELECT $1, $2, 1, $3, nextval('reactguard_fence'), $5, $4 FROM g
@@ -90,10 +92,38 @@ WITH me AS (
 		WHERE reactguard_writes.state IN (0, 3)
 	RETURNING token
 ), d AS (
-	UPDATE reactguard_grants SET n = n - 1
-	WHERE run = $5 AND fingerprint = $6 AND n > 0 AND EXISTS (SELECT 1 FROM c)
+	UPDATE reactguard_writes SET grants = grants - 1
+	WHERE key = $12 AND grants > 0 AND EXISTS (SELECT 1 FROM c)
 	RETURNING 1
-), free AS (
+), ` + gateCTEs + `
+SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM d),
+	EXISTS (SELECT 1 FROM gate), ` + currentColumns
+
+// claimGrantedSQL is claimApprovedSQL for a key that is the one the
+// approval was granted on (the key the write gate derives for the call,
+// its default): the grant is a count on the key's own row, so one update
+// of that row, in place, claims the key and consumes the approval
+// together, under the row's lock, only from WriteNone or WriteFailed and
+// only while this Store's lease is live. Parameters: those of
+// claimApprovedSQL but the last.
+const claimGrantedSQL = `
+WITH me AS (
+	SELECT 1 FROM reactguard_leases WHERE owner = $3 AND expires > now()
+), g AS (
+	SELECT 1 FROM reactguard_writes WHERE key = $1 AND grants > 0 AND EXISTS (SELECT 1 FROM me)
+), c AS (
+	UPDATE reactguard_writes SET tool = $2, state = 1, result = NULL, code = 0, owner = $3,
+		token = nextval('reactguard_fence'), run = $5, at = $4, grants = grants - 1
+	WHERE key = $1 AND state IN (0, 3) AND grants > 0 AND EXISTS (SELECT 1 FROM me)
+	RETURNING token
+), ` + gateCTEs + `
+SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM c),
+	EXISTS (SELECT 1 FROM gate), ` + currentColumns
+
+// gateCTEs record the call as waiting for approval (CTE gate) when $10 is
+// set, this Store's lease is live (me), no approval is held (g) and the
+// key is free; an earlier decision on the same call id is dropped.
+const gateCTEs = `free AS (
 	SELECT 1 FROM me WHERE $10 AND NOT EXISTS (SELECT 1 FROM g)
 		AND NOT EXISTS (SELECT 1 FROM reactguard_writes WHERE key = $1 AND state NOT IN (0, 3))
 ), forget AS (
@@ -104,9 +134,7 @@ WITH me AS (
 	ON CONFLICT (run) DO UPDATE SET call_id = EXCLUDED.call_id, tool = EXCLUDED.tool, args = EXCLUDED.args,
 		fingerprint = EXCLUDED.fingerprint, round = EXCLUDED.round, at = EXCLUDED.at
 	RETURNING 1
-)
-SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM d),
-	EXISTS (SELECT 1 FROM gate), ` + currentColumns
+)`
 
 // current returns key's record; a running record whose owner's lease has
 // expired is stored and returned as uncertain (its token kept: the record
@@ -216,8 +244,14 @@ func (l *WriteLedger) claimStatement(ctx context.Context, ep *epoch, key, tool s
 	if a == nil {
 		row = l.s.pool.QueryRow(ctx, claimSQL, []byte(key), []byte(tool), ep.owner, l.s.ts())
 	} else {
-		row = l.s.pool.QueryRow(ctx, claimApprovedSQL, []byte(key), []byte(tool), ep.owner, l.s.ts(),
-			[]byte(a.run), []byte(a.fingerprint), []byte(a.call.CallID), nullBytes(a.call.Args), a.call.Round, a.gate, []byte(a.call.Tool))
+		args := []any{[]byte(key), []byte(tool), ep.owner, l.s.ts(),
+			[]byte(a.run), []byte(a.fingerprint), []byte(a.call.CallID), nullBytes(a.call.Args), a.call.Round, a.gate, []byte(a.call.Tool)}
+		q := claimGrantedSQL
+		if gk := grantKey(a.run, a.fingerprint); string(gk) != key {
+			q = claimApprovedSQL
+			args = append(args, gk)
+		}
+		row = l.s.pool.QueryRow(ctx, q, args...)
 	}
 	err := row.Scan(&c.leaseOK, &c.token, &c.granted, &c.consumed, &c.gated,
 		&c.found, &rtool, &state, &result, &code, &c.owner, &token, &c.orphan)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,7 +26,7 @@ var _ guard.Approvals = (*Approvals)(nil)
 // Gate implements [guard.Approvals.Gate]: it replaces the run's waiting
 // call and drops an earlier decision on the same call id.
 func (a *Approvals) Gate(ctx context.Context, run string, c guard.GatedCall) error {
-	a.s.gated.Delete(run)
+	a.s.gated.del(run)
 	_, err := a.s.pool.Exec(ctx, `
 WITH forget AS (DELETE FROM reactguard_decisions WHERE run = $1 AND call_id = $2)
 INSERT INTO reactguard_gated (run, call_id, tool, args, fingerprint, round, at)
@@ -38,7 +37,7 @@ ON CONFLICT (run) DO UPDATE SET call_id = EXCLUDED.call_id, tool = EXCLUDED.tool
 	if err != nil {
 		return schemaErr(ctx, "gate", err)
 	}
-	a.s.gated.Put(run, cloneGated(c))
+	a.s.gated.put(run, cloneGated(c))
 	return nil
 }
 
@@ -50,8 +49,7 @@ ON CONFLICT (run) DO UPDATE SET call_id = EXCLUDED.call_id, tool = EXCLUDED.tool
 // Any decision, claim, save or delete of the run through this Store
 // forgets it.
 func (a *Approvals) Gated(ctx context.Context, run string) (guard.GatedCall, bool, error) {
-	if c, ok := a.s.gated.Get(run); ok {
-		a.s.gated.Delete(run)
+	if c, ok := a.s.gated.take(run); ok {
 		return cloneGated(c), true, nil
 	}
 	var callID, tool, args, fp []byte
@@ -110,7 +108,7 @@ func grantKey(run, fp string) []byte {
 }
 
 func (a *Approvals) decide(ctx context.Context, run, callID, fp string, approve bool) error {
-	a.s.gated.Delete(run)
+	a.s.gated.del(run)
 	var took bool
 	var key []byte
 	if approve {
@@ -121,6 +119,9 @@ func (a *Approvals) decide(ctx context.Context, run, callID, fp string, approve 
 		return schemaErr(ctx, "decide", err)
 	}
 	if took {
+		if approve {
+			a.s.granted.put(string(key), struct{}{})
+		}
 		return nil
 	}
 	// Nothing was waiting under that call: a repeat of the same decision
@@ -153,7 +154,7 @@ func (a *Approvals) Decline(ctx context.Context, run, callID string) error {
 // Consume implements [guard.Approvals.Consume] with one conditional
 // decrement of the grants on the row of the call's derived key.
 func (a *Approvals) Consume(ctx context.Context, run, fingerprint string) (bool, error) {
-	a.s.gated.Delete(run)
+	a.s.gated.del(run)
 	tag, err := a.s.pool.Exec(ctx, `UPDATE reactguard_writes SET grants = grants - 1, at = $2 WHERE key = $1 AND grants > 0`,
 		grantKey(run, fingerprint), a.s.ts())
 	if err != nil {
@@ -168,40 +169,4 @@ func nullBytes(b []byte) []byte {
 		return nil
 	}
 	return b
-}
-
-// maxGatedMemo bounds the calls a Store remembers having gated: past it,
-// it forgets them all (each is read from the database again).
-const maxGatedMemo = 4096
-
-// gatedMemo is, per run, the call this Store gated last and nobody read
-// since (see Approvals.Gated). It is safe for concurrent use.
-type gatedMemo struct {
-	mu sync.Mutex
-	m  map[string]guard.GatedCall
-}
-
-// Put remembers c as the call this Store gated in run.
-func (g *gatedMemo) Put(run string, c guard.GatedCall) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.m == nil || len(g.m) >= maxGatedMemo {
-		g.m = make(map[string]guard.GatedCall)
-	}
-	g.m[run] = c
-}
-
-// Get returns the call this Store gated in run, if it remembers one.
-func (g *gatedMemo) Get(run string) (guard.GatedCall, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	c, ok := g.m[run]
-	return c, ok
-}
-
-// Delete forgets the call of run.
-func (g *gatedMemo) Delete(run string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.m, run)
 }

@@ -183,7 +183,7 @@ func (c *Claims) ClaimDecided(ctx context.Context, rec runstore.Decision) (bool,
 		return false, err
 	}
 	c.s.settlePending(ctx)
-	c.s.gated.Delete(run)
+	c.s.gated.del(run)
 	var key []byte
 	if approve {
 		key = grantKey(run, fingerprint)
@@ -205,6 +205,9 @@ func (c *Claims) ClaimDecided(ctx context.Context, rec runstore.Decision) (bool,
 	case h.seq != 0:
 		c.s.held.put(run, &heldClaim{id: id, token: h.seq, ep: ep})
 		c.s.prefetched.Put(run, prefetch{snap: snap})
+		if approve {
+			c.s.granted.put(string(key), struct{}{})
+		}
 		return true, nil
 	case otherwise && claimable:
 		return false, fmt.Errorf("%w: suspension %q of run %q", runstore.ErrDecidedOtherwise, id, run)
@@ -242,7 +245,7 @@ func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
 		c.s.setUnsure(k, false)
 		c.s.held.put(run, &heldClaim{id: id, token: token, ep: ep})
 		c.s.prefetched.Put(run, prefetch{snap: snap})
-		c.s.gated.Delete(run)
+		c.s.gated.del(run)
 		return true, nil
 	}
 	if !c.s.isUnsure(k) {
@@ -263,7 +266,7 @@ func (c *Claims) Claim(ctx context.Context, run, id string) (bool, error) {
 		return false, nil
 	}
 	c.s.held.put(run, &heldClaim{id: id, token: token, ep: ep})
-	c.s.gated.Delete(run)
+	c.s.gated.del(run)
 	return true, nil
 }
 

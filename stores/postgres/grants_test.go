@@ -83,3 +83,64 @@ func TestSchema_Version8MovesGrantsToKeys(t *testing.T) {
 		t.Errorf("reactguard_grants after the upgrade: dropped %v, %v; want dropped", gone, err)
 	}
 }
+
+// A Store that granted an approval itself claims the approved write with
+// the claim alone, and takes what it remembers of its grants as a hint
+// only: when another Store consumed the grant or claimed the key
+// meanwhile, the answer is the database's (the call gated again, or the
+// write in flight), as if it remembered nothing.
+func TestWriteLedger_GrantedHereIsAHintOnly(t *testing.T) {
+	a, b := open(t, nil), open(t, nil)
+	call := guard.GatedCall{CallID: "c1", Tool: "w", Args: []byte(`{"n":1}`), Fingerprint: "fp-1", Round: 1}
+	grant := func(t *testing.T, run string) string {
+		t.Helper()
+		if err := a.Approvals().Gate(bg, run, call); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Approvals().Approve(bg, run, call.CallID, call.Fingerprint); err != nil {
+			t.Fatal(err)
+		}
+		return guard.IdempotencyKey(run, call.Fingerprint)
+	}
+	t.Run("consumed by another Store", func(t *testing.T) {
+		run := "hint/consumed/" + t.Name()
+		key := grant(t, run)
+		if ok, err := b.Approvals().Consume(bg, run, call.Fingerprint); err != nil || !ok {
+			t.Fatalf("Consume through the other Store = %v, %v; want the approval", ok, err)
+		}
+		rec, ok, gated, err := a.WriteLedger().BeginApprovedOrGate(bg, key, "w", run, call)
+		if err != nil || ok || !gated || rec.State != guard.WriteNone {
+			t.Fatalf("BeginApprovedOrGate = %+v, claimed %v, gated %v, %v; want the call gated again, nothing claimed", rec, ok, gated, err)
+		}
+		if c, found, err := b.Approvals().Gated(bg, run); err != nil || !found || c.CallID != call.CallID {
+			t.Fatalf("Gated through the other Store = %+v, %v, %v; want the call waiting", c, found, err)
+		}
+	})
+	t.Run("claimed by another Store", func(t *testing.T) {
+		run := "hint/claimed/" + t.Name()
+		key := grant(t, run)
+		if _, ok, err := b.WriteLedger().BeginApproved(bg, key, "w", run, call.Fingerprint); err != nil || !ok {
+			t.Fatalf("BeginApproved through the other Store = %v, %v; want the claim", ok, err)
+		}
+		rec, ok, gated, err := a.WriteLedger().BeginApprovedOrGate(bg, key, "w", run, call)
+		if err != nil || ok || gated || rec.State != guard.WriteRunning {
+			t.Fatalf("BeginApprovedOrGate = %+v, claimed %v, gated %v, %v; want the write in flight", rec, ok, gated, err)
+		}
+	})
+	t.Run("one grant, one claim", func(t *testing.T) {
+		run := "hint/once/" + t.Name()
+		key := grant(t, run)
+		rec, ok, _, err := a.WriteLedger().BeginApprovedOrGate(bg, key, "w", run, call)
+		if err != nil || !ok {
+			t.Fatalf("BeginApprovedOrGate = %+v, %v, %v; want the claim", rec, ok, err)
+		}
+		rec.State = guard.WriteNone // released: it did not run
+		if err := a.WriteLedger().Finish(bg, rec); err != nil {
+			t.Fatal(err)
+		}
+		rec, ok, gated, err := a.WriteLedger().BeginApprovedOrGate(bg, key, "w", run, call)
+		if err != nil || ok || !gated {
+			t.Fatalf("BeginApprovedOrGate again = %+v, claimed %v, gated %v, %v; want the call gated: its one approval was used", rec, ok, gated, err)
+		}
+	})
+}

@@ -180,6 +180,34 @@ func TestRoundTrips(t *testing.T) {
 				t.Errorf("%s: %d statements; want at most %d", w.name, w.got, w.limit)
 			}
 		}
+		// The resume granted the approval on the write's key: the write's
+		// claim is one update of that key's row, nothing else.
+		if q := st.since(mid); len(q) > resumeSpans[0] {
+			claim := q[resumeSpans[0]]
+			if !strings.HasPrefix(claim, "UPDATE reactguard_writes SET") || strings.Contains(claim, "WITH") {
+				t.Errorf("the approved write's claim = %.120s; want one UPDATE of its key's row", claim)
+			}
+		}
+	})
+
+	t.Run("a write approved through Approvals", func(t *testing.T) {
+		// A host that approves through the Store's Approvals (an inbox)
+		// before the write is called again: the claim is one UPDATE.
+		run := "rt-approved-" + t.Name()
+		c := guard.GatedCall{CallID: "w1", Tool: "create_site", Args: []byte(`{"name":"x"}`), Fingerprint: "fp-x", Round: 1}
+		if err := s.Approvals().Gate(bg, run, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Approvals().Approve(bg, run, c.CallID, c.Fingerprint); err != nil {
+			t.Fatal(err)
+		}
+		start := st.n()
+		if _, ok, _, err := s.WriteLedger().BeginApprovedOrGate(bg, guard.IdempotencyKey(run, c.Fingerprint), c.Tool, run, c); err != nil || !ok {
+			t.Fatalf("BeginApprovedOrGate = %v, %v; want the claim", ok, err)
+		}
+		if q := st.since(start); len(q) != 1 || !strings.HasPrefix(q[0], "UPDATE reactguard_writes SET") || strings.Contains(q[0], "WITH") {
+			t.Errorf("the claim's statements = %q; want one UPDATE of its key's row", q)
+		}
 	})
 
 	t.Run("first read of a Resume", func(t *testing.T) {

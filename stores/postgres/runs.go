@@ -163,7 +163,7 @@ func (r *Runs) Expire(ctx context.Context, before time.Time) (int, error) {
 // not left listed with its last stop, a run that stopped again not with
 // the stop before.
 func (s *Store) settling(ctx context.Context, run, op, q string, args ...any) error {
-	s.gated.Delete(run)
+	s.gated.del(run)
 	s.runOps.Delete(run) // superseded by this one
 	h := s.held.get(run)
 	if h == nil || h.settled {

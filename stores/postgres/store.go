@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/internal/pending"
 )
 
@@ -77,7 +78,8 @@ type Store struct {
 	held       heldClaims                         // resume claims this store holds
 	prefetched pending.Map[string, prefetch]      // run → its evidence, read with its resume claim
 	runOps     pending.Map[string, pendingRun]    // run → its save or delete that settles a claim, whose statement failed
-	gated      gatedMemo                          // run → the call this store just gated (see Approvals.Gated)
+	gated      memo[guard.GatedCall]              // run → the call this store just gated (see Approvals.Gated)
+	granted    memo[struct{}]                     // keys on whose rows this store just granted an approval (see WriteLedger)
 	touches    touchMemo                          // run → when this store last moved its last write time
 }
 

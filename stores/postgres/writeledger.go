@@ -120,6 +120,20 @@ WITH me AS (
 SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM c),
 	EXISTS (SELECT 1 FROM gate), ` + currentColumns
 
+// claimGrantedHere is claimGrantedSQL's claim alone, without the parts
+// that answer when nothing is claimed (the key's record, the call gated):
+// the statement a Store makes first for a key on whose row it granted an
+// approval itself (Approvals.Approve, Claims.ClaimDecided), as a resume
+// does before the approved write. It claims exactly when claimGrantedSQL
+// would; when it claims nothing, claimGrantedSQL follows. Parameters:
+// key, tool, owner, at, run.
+const claimGrantedHere = `
+UPDATE reactguard_writes SET tool = $2, state = 1, result = NULL, code = 0, owner = $3,
+	token = nextval('reactguard_fence'), run = $5, at = $4, grants = grants - 1
+WHERE key = $1 AND state IN (0, 3) AND grants > 0
+	AND EXISTS (SELECT 1 FROM reactguard_leases WHERE owner = $3 AND expires > now())
+RETURNING token`
+
 // gateCTEs record the call as waiting for approval (CTE gate) when $10 is
 // set, this Store's lease is live (me), no approval is held (g) and the
 // key is free; an earlier decision on the same call id is dropped.
@@ -216,7 +230,7 @@ func (l *WriteLedger) claimKey(ctx context.Context, key, tool string, a *approva
 		k.held, k.ep, k.token = true, ep, rec.Token
 	}
 	if gated {
-		l.s.gated.Put(a.run, cloneGated(a.call))
+		l.s.gated.put(a.run, cloneGated(a.call))
 	}
 	return rec, ok, gated, err
 }
@@ -250,6 +264,17 @@ func (l *WriteLedger) claimStatement(ctx context.Context, ep *epoch, key, tool s
 		if gk := grantKey(a.run, a.fingerprint); string(gk) != key {
 			q = claimApprovedSQL
 			args = append(args, gk)
+		} else if _, ok := l.s.granted.take(key); ok {
+			var t int64
+			err := l.s.pool.QueryRow(ctx, claimGrantedHere, args[:5]...).Scan(&t)
+			switch {
+			case err == nil:
+				c = claimed{leaseOK: true, token: &t, granted: true, consumed: 1}
+				c.rec = guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning, Token: uint64(t)}
+				return c, nil
+			case !errors.Is(err, pgx.ErrNoRows):
+				return c, err
+			}
 		}
 		row = l.s.pool.QueryRow(ctx, q, args...)
 	}
@@ -591,40 +616,21 @@ func touchedColumn(touch bool) string {
 // whose part finds it fresh. Another process's touch is not remembered
 // (its appends here ask the database, as before). The Store forgets it all
 // when it prunes or deletes evidence, so that a run whose row it deleted
-// gets it again at its next append. It is bounded: it is emptied when it
-// holds maxTouchMemo runs.
-type touchMemo struct {
-	mu sync.Mutex
-	m  map[string]time.Time
-}
-
-const maxTouchMemo = 4096
+// gets it again at its next append.
+type touchMemo struct{ memo[time.Time] }
 
 // fresh reports whether this Store moved run's last write time at most
 // touchEvery before at, and not after it.
 func (t *touchMemo) fresh(run string, at time.Time) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	last, ok := t.m[run]
+	last, ok := t.get(run)
 	return ok && at.Sub(last) <= touchEvery && !at.Before(last)
 }
 
 // moved records that this Store moved run's last write time to at.
-func (t *touchMemo) moved(run string, at time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil || len(t.m) >= maxTouchMemo {
-		t.m = make(map[string]time.Time)
-	}
-	t.m[run] = at
-}
+func (t *touchMemo) moved(run string, at time.Time) { t.put(run, at) }
 
 // forget empties the memo.
-func (t *touchMemo) forget() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.m = nil
-}
+func (t *touchMemo) forget() { t.clear() }
 
 // appendArgs are the parameters of appendCTEs for record r of run.
 func appendArgs(run string, r evidence.Record, at any) []any {

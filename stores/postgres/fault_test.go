@@ -2,12 +2,17 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/reactguard/reactguard/guard"
 	"github.com/reactguard/reactguard/react"
@@ -203,5 +208,86 @@ func TestFault_ConnectionLostMidRun(t *testing.T) {
 				t.Fatalf("run store after the run finished = %v, %v; want the run deleted", ok, err)
 			}
 		})
+	}
+}
+
+// A resume claim whose statement the server applied while its reply was
+// lost (the network cut while the statement waited for a row lock, the
+// lock released after) is this Store's: its next Claim of the snapshot
+// finds it under its own lease, unsettled, and takes it (true), rather
+// than calling the snapshot resumed by someone else.
+func TestFault_ClaimAppliedReplyLost(t *testing.T) {
+	d, p := throughProxy(t)
+	name := fmt.Sprintf("reactguard-claim-lost-%d", os.Getpid())
+	s, err := postgres.Open(bg, withParam(d, "application_name", name), &postgres.Options{Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(bg); err != nil {
+		t.Fatal(err)
+	}
+	run := fmt.Sprintf("claim-lost-%s-%d", t.Name(), time.Now().UnixNano())
+	if ok, err := s.Claims().Claim(bg, run+"/warm", "s0"); err != nil || !ok { // the lease held
+		t.Fatalf("Claim = %v, %v; want true", ok, err)
+	}
+	// Another session inserts the same claim, uncommitted: the Store's
+	// claim waits for it.
+	other, err := pgx.Connect(bg, dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Close(bg) }()
+	tx, err := other.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(bg) //nolint:errcheck
+	if _, err := tx.Exec(bg, `INSERT INTO reactguard_claims (run, id, owner, token, at) VALUES ($1, 's1', 0, 0, now())`, []byte(run)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Claims().Claim(bg, run, "s1")
+		done <- err
+	}()
+	for wait := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var waiting int
+		if err := other.QueryRow(bg, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, name).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(wait) {
+			t.Fatal("the Store's claim never waited for the other session's row")
+		}
+	}
+	p.Cut()
+	if err := <-done; err == nil {
+		t.Fatal("Claim whose connection was cut = nil; want an error")
+	}
+	if err := tx.Rollback(bg); err != nil { // the waiting claim goes on, and commits
+		t.Fatal(err)
+	}
+	for wait := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := other.QueryRow(bg, `SELECT count(*) FROM reactguard_claims WHERE run = $1 AND owner <> 0`, []byte(run)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(wait) {
+			t.Fatal("the server did not apply the claim whose reply was lost: the test's premise failed")
+		}
+	}
+	p.Restore()
+	ok, err := s.Claims().Claim(bg, run, "s1")
+	if err != nil || !ok {
+		t.Fatalf("Claim after the lost reply = %v, %v; want true: the claim is this Store's", ok, err)
+	}
+	if err := s.Claims().Settle(bg, run, "s1"); err != nil {
+		t.Fatalf("Settle = %v; want nil (the claim is held)", err)
 	}
 }

@@ -320,46 +320,37 @@ func TestLease_ExpiredInTheDatabaseClaimsNothing(t *testing.T) {
 		free(t, key)
 	})
 	t.Run("BeginApproved", func(t *testing.T) {
-		run, key := "lease-expired-approved", "lease-expired/approved/"+t.Name()
-		if err := ap.Gate(bg, run, call); err != nil {
-			t.Fatal(err)
-		}
-		if err := ap.Approve(bg, run, call.CallID, call.Fingerprint); err != nil {
-			t.Fatal(err)
-		}
-		expire(t)
-		_, ok, err := wl.BeginApproved(bg, key, "w", run, call.Fingerprint)
-		lost(t, "BeginApproved", err)
-		if ok {
-			t.Fatal("BeginApproved claimed the key")
-		}
-		free(t, key)
-		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || !used {
-			t.Fatalf("Consume after the refused claim = %v, %v; want the approval still unused", used, err)
-		}
-	})
-	t.Run("BeginApprovedDerivedKey", func(t *testing.T) {
-		// The key the write gate derives: the approval is granted on its
-		// row, which the claim updates in place.
-		run := "lease-expired-derived/" + t.Name()
-		key := guard.IdempotencyKey(run, call.Fingerprint)
-		if err := ap.Gate(bg, run, call); err != nil {
-			t.Fatal(err)
-		}
-		if err := ap.Approve(bg, run, call.CallID, call.Fingerprint); err != nil {
-			t.Fatal(err)
-		}
-		expire(t)
-		_, ok, err := wl.BeginApproved(bg, key, "w", run, call.Fingerprint)
-		lost(t, "BeginApproved", err)
-		if ok {
-			t.Fatal("BeginApproved claimed the key")
-		}
-		if rec, _, err := wl.Get(bg, key); err != nil || rec.State != guard.WriteNone || rec.Token != 0 {
-			t.Fatalf("Get(%s) = %+v, %v; want no claim (state none, no token): nothing was claimed", key, rec, err)
-		}
-		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || !used {
-			t.Fatalf("Consume after the refused claim = %v, %v; want the approval still unused", used, err)
+		for _, k := range []struct {
+			name string
+			key  func(run string) string
+		}{
+			{"an explicit key", func(string) string { return "lease-expired/approved/" + t.Name() }},
+			// The key the write gate derives: the approval is granted on
+			// its row, which the claim updates in place.
+			{"the derived key", func(run string) string { return guard.IdempotencyKey(run, call.Fingerprint) }},
+		} {
+			t.Run(k.name, func(t *testing.T) {
+				run := "lease-expired-approved/" + t.Name()
+				key := k.key(run)
+				if err := ap.Gate(bg, run, call); err != nil {
+					t.Fatal(err)
+				}
+				if err := ap.Approve(bg, run, call.CallID, call.Fingerprint); err != nil {
+					t.Fatal(err)
+				}
+				expire(t)
+				_, ok, err := wl.BeginApproved(bg, key, "w", run, call.Fingerprint)
+				lost(t, "BeginApproved", err)
+				if ok {
+					t.Fatal("BeginApproved claimed the key")
+				}
+				if rec, _, err := wl.Get(bg, key); err != nil || rec.State != guard.WriteNone || rec.Token != 0 {
+					t.Fatalf("Get(%s) = %+v, %v; want no claim (no record, or state none without a token)", key, rec, err)
+				}
+				if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || !used {
+					t.Fatalf("Consume after the refused claim = %v, %v; want the approval still unused", used, err)
+				}
+			})
 		}
 	})
 	t.Run("BeginApprovedOrGate", func(t *testing.T) {

@@ -794,3 +794,102 @@ func TestEvidence_AddUserTextAndLoadStoresTheText(t *testing.T) {
 		t.Fatalf("AddUserTextAndLoad(blank) = %+v, %v; want the one text, nothing added", snap, err)
 	}
 }
+
+// A ClaimDecided whose statement failed (here: cancelled by its context
+// while the waiting call's row was locked, so nothing was applied) is
+// made again in steps by the next ClaimDecided of the same suspension in
+// the process: the snapshot claimed, the decision recorded, then applied.
+// The same decision is applied (the approval granted once); a decision the
+// audit meanwhile holds otherwise is refused with ErrDecidedOtherwise and
+// grants nothing, and the snapshot is free again.
+func TestClaimDecided_AfterItsStatementFailed(t *testing.T) {
+	s := open(t, nil)
+	cl, ap, au := s.Claims(), s.Approvals(), s.Audit()
+	call := guard.GatedCall{CallID: "c1", Tool: "w", Args: []byte(`{"n":1}`), Fingerprint: "fp-1", Round: 1}
+	decision := func(run string, kind runstore.DecisionKind) runstore.Decision {
+		fp := call.Fingerprint
+		if kind != runstore.Approved {
+			fp = ""
+		}
+		return runstore.Decision{Run: run, Suspension: "s1", Kind: kind, CallID: call.CallID, Tool: call.Tool, Fingerprint: fp, By: "alice", At: time.Now()}
+	}
+	// failOnce gates the call and makes one ClaimDecided of it fail.
+	failOnce := func(t *testing.T, run string) {
+		t.Helper()
+		if err := ap.Gate(bg, run, call); err != nil {
+			t.Fatal(err)
+		}
+		tx, err := s.Pool().Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(bg) //nolint:errcheck
+		if _, err := tx.Exec(bg, `SELECT 1 FROM reactguard_gated WHERE run = $1 FOR UPDATE`, []byte(run)); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+		defer cancel()
+		if ok, err := cl.ClaimDecided(ctx, decision(run, runstore.Approved)); ok || err == nil {
+			t.Fatalf("ClaimDecided on a locked row with a deadline = %v, %v; want it to fail", ok, err)
+		}
+	}
+	t.Run("the same decision", func(t *testing.T) {
+		run := "claim-decided-again/" + t.Name()
+		failOnce(t, run)
+		ok, err := cl.ClaimDecided(bg, decision(run, runstore.Approved))
+		if err != nil || !ok {
+			t.Fatalf("ClaimDecided again = %v, %v; want the snapshot claimed and the decision applied", ok, err)
+		}
+		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || !used {
+			t.Fatalf("Consume = %v, %v; want the approval granted", used, err)
+		}
+		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || used {
+			t.Fatalf("Consume again = %v, %v; want one approval, not two", used, err)
+		}
+		if _, waiting, err := ap.Gated(bg, run); err != nil || waiting {
+			t.Fatalf("Gated = %v, %v; want the call no longer waiting", waiting, err)
+		}
+	})
+	t.Run("declined meanwhile", func(t *testing.T) {
+		run := "claim-decided-again/" + t.Name()
+		failOnce(t, run)
+		if _, _, err := au.Record(bg, decision(run, runstore.Declined)); err != nil {
+			t.Fatal(err)
+		}
+		ok, err := cl.ClaimDecided(bg, decision(run, runstore.Approved))
+		if ok || !errors.Is(err, runstore.ErrDecidedOtherwise) {
+			t.Fatalf("ClaimDecided again = %v, %v; want false and ErrDecidedOtherwise", ok, err)
+		}
+		if used, err := ap.Consume(bg, run, call.Fingerprint); err != nil || used {
+			t.Fatalf("Consume = %v, %v; want no approval granted", used, err)
+		}
+		if ok, err := cl.Claim(bg, run, "s1"); err != nil || !ok {
+			t.Fatalf("Claim after the refused ClaimDecided = %v, %v; want the snapshot free", ok, err)
+		}
+	})
+}
+
+// A save that failed, and failed again when the Store next tried it (a
+// List whose context had ended), stays kept: the next try with a live
+// context stores it before the claim it settles.
+func TestRuns_FailedSaveFailingAgainStays(t *testing.T) {
+	cancelled, cancel := context.WithCancel(bg)
+	cancel()
+	s := open(t, nil)
+	run := "failed-twice-" + time.Now().Format("150405.000000")
+	if ok, err := s.Claims().Claim(bg, run, "s1"); err != nil || !ok {
+		t.Fatalf("Claim = %v, %v; want true", ok, err)
+	}
+	if err := s.Runs().Save(cancelled, runstore.Run{ID: run, Node: run, Kind: runstore.Approval, Snapshot: []byte(`{"n":1}`), Stopped: time.Now()}); err == nil {
+		t.Fatal("Save with a cancelled context = nil; want an error")
+	}
+	if _, err := s.Runs().List(cancelled, runstore.Filter{Node: run}); err == nil {
+		t.Fatal("List with a cancelled context = nil; want an error (the kept save failed again)")
+	}
+	if err := s.Claims().Settle(bg, run, "s1"); err != nil {
+		t.Fatalf("Settle = %v; want nil (the kept save stored first)", err)
+	}
+	if got, ok, err := s.Runs().Get(bg, run); err != nil || !ok || string(got.Snapshot) != `{"n":1}` {
+		t.Fatalf("Get = %s, %v, %v; want the save that failed twice", got.Snapshot, ok, err)
+	}
+}

@@ -1,8 +1,11 @@
 package postgres_test
 
 import (
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -103,7 +106,7 @@ func TestWriteLedger_GrantedHereIsAHintOnly(t *testing.T) {
 		return guard.IdempotencyKey(run, call.Fingerprint)
 	}
 	t.Run("consumed by another Store", func(t *testing.T) {
-		run := "hint/consumed/" + t.Name()
+		run := "hint/consumed/" + t.Name() + unique()
 		key := grant(t, run)
 		if ok, err := b.Approvals().Consume(bg, run, call.Fingerprint); err != nil || !ok {
 			t.Fatalf("Consume through the other Store = %v, %v; want the approval", ok, err)
@@ -117,7 +120,7 @@ func TestWriteLedger_GrantedHereIsAHintOnly(t *testing.T) {
 		}
 	})
 	t.Run("claimed by another Store", func(t *testing.T) {
-		run := "hint/claimed/" + t.Name()
+		run := "hint/claimed/" + t.Name() + unique()
 		key := grant(t, run)
 		if _, ok, err := b.WriteLedger().BeginApproved(bg, key, "w", run, call.Fingerprint); err != nil || !ok {
 			t.Fatalf("BeginApproved through the other Store = %v, %v; want the claim", ok, err)
@@ -128,7 +131,7 @@ func TestWriteLedger_GrantedHereIsAHintOnly(t *testing.T) {
 		}
 	})
 	t.Run("one grant, one claim", func(t *testing.T) {
-		run := "hint/once/" + t.Name()
+		run := "hint/once/" + t.Name() + unique()
 		key := grant(t, run)
 		rec, ok, _, err := a.WriteLedger().BeginApprovedOrGate(bg, key, "w", run, call)
 		if err != nil || !ok {
@@ -144,3 +147,11 @@ func TestWriteLedger_GrantedHereIsAHintOnly(t *testing.T) {
 		}
 	})
 }
+
+// unique returns a suffix no other call in this process returns, so that
+// a test's names stay its own under -count.
+func unique() string {
+	return "/" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.FormatInt(uniqueN.Add(1), 36)
+}
+
+var uniqueN atomic.Int64

@@ -834,7 +834,7 @@ func TestClaimDecided_AfterItsStatementFailed(t *testing.T) {
 		}
 	}
 	t.Run("the same decision", func(t *testing.T) {
-		run := "claim-decided-again/" + t.Name()
+		run := "claim-decided-again/" + t.Name() + unique()
 		failOnce(t, run)
 		ok, err := cl.ClaimDecided(bg, decision(run, runstore.Approved))
 		if err != nil || !ok {
@@ -851,7 +851,7 @@ func TestClaimDecided_AfterItsStatementFailed(t *testing.T) {
 		}
 	})
 	t.Run("declined meanwhile", func(t *testing.T) {
-		run := "claim-decided-again/" + t.Name()
+		run := "claim-decided-again/" + t.Name() + unique()
 		failOnce(t, run)
 		if _, _, err := au.Record(bg, decision(run, runstore.Declined)); err != nil {
 			t.Fatal(err)

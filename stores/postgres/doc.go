@@ -122,6 +122,13 @@
 // may fill are stored as bytea (text refuses NUL bytes) and snapshots as
 // bytea, never jsonb.
 //
+// Upgrading across versions 3 to 4 (leases replaced advisory locks) and 7
+// to 8 (approvals moved from reactguard_grants onto the write ledger's
+// rows, and that table dropped): stop every process of the older code
+// before the first process of the newer one migrates. Processes of the
+// older code still running fail their statements on the new schema, and
+// a process of it that starts afterwards is refused ([ErrSchemaNewer]).
+//
 // # Round trips
 //
 // Each method is one round trip, except Approve or Decline repeated or

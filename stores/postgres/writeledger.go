@@ -99,40 +99,35 @@ WITH me AS (
 SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM d),
 	EXISTS (SELECT 1 FROM gate), ` + currentColumns
 
-// claimGrantedSQL is claimApprovedSQL for a key that is the one the
-// approval was granted on (the key the write gate derives for the call,
-// its default): the grant is a count on the key's own row, so one update
-// of that row, in place, claims the key and consumes the approval
+// claimGrantedHere claims a key on whose row the approval was granted
+// (the key the write gate derives for the call, its default): one update
+// of that row, in place, takes the key and consumes the approval
 // together, under the row's lock, only from WriteNone or WriteFailed and
-// only while this Store's lease is live. Parameters: those of
-// claimApprovedSQL but the last.
-const claimGrantedSQL = `
-WITH me AS (
-	SELECT 1 FROM reactguard_leases WHERE owner = $3 AND expires > now()
-), g AS (
-	SELECT 1 FROM reactguard_writes WHERE key = $1 AND grants > 0 AND EXISTS (SELECT 1 FROM me)
-), c AS (
-	UPDATE reactguard_writes SET tool = $2, state = 1, result = NULL, code = 0, owner = $3,
-		token = nextval('reactguard_fence'), run = $5, at = $4, grants = grants - 1
-	WHERE key = $1 AND state IN (0, 3) AND grants > 0 AND EXISTS (SELECT 1 FROM me)
-	RETURNING token
-), ` + gateCTEs + `
-SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM c),
-	EXISTS (SELECT 1 FROM gate), ` + currentColumns
-
-// claimGrantedHere is claimGrantedSQL's claim alone, without the parts
-// that answer when nothing is claimed (the key's record, the call gated):
-// the statement a Store makes first for a key on whose row it granted an
-// approval itself (Approvals.Approve, Claims.ClaimDecided), as a resume
-// does before the approved write. It claims exactly when claimGrantedSQL
-// would; when it claims nothing, claimGrantedSQL follows. Parameters:
-// key, tool, owner, at, run.
+// only while this Store's lease is live. Alone, it is the statement a
+// Store makes first for a key on whose row it granted an approval itself
+// (Approvals.Approve, Claims.ClaimDecided), as a resume does before the
+// approved write; it is also claimGrantedSQL's claim, so it claims exactly
+// when that statement would. Parameters: key, tool, owner, at, run.
 const claimGrantedHere = `
 UPDATE reactguard_writes SET tool = $2, state = 1, result = NULL, code = 0, owner = $3,
 	token = nextval('reactguard_fence'), run = $5, at = $4, grants = grants - 1
 WHERE key = $1 AND state IN (0, 3) AND grants > 0
 	AND EXISTS (SELECT 1 FROM reactguard_leases WHERE owner = $3 AND expires > now())
 RETURNING token`
+
+// claimGrantedSQL is claimApprovedSQL for a key that is the one the
+// approval was granted on: its claim is claimGrantedHere, with the parts
+// that answer when it claims nothing (the key's record; the call gated
+// when no approval is held). Parameters: those of claimApprovedSQL but
+// the last.
+const claimGrantedSQL = `
+WITH me AS (
+	SELECT 1 FROM reactguard_leases WHERE owner = $3 AND expires > now()
+), g AS (
+	SELECT 1 FROM reactguard_writes WHERE key = $1 AND grants > 0 AND EXISTS (SELECT 1 FROM me)
+), c AS (` + claimGrantedHere + `), ` + gateCTEs + `
+SELECT EXISTS (SELECT 1 FROM me), (SELECT token FROM c), EXISTS (SELECT 1 FROM g), (SELECT count(*) FROM c),
+	EXISTS (SELECT 1 FROM gate), ` + currentColumns
 
 // gateCTEs record the call as waiting for approval (CTE gate) when $10 is
 // set, this Store's lease is live (me), no approval is held (g) and the
@@ -265,14 +260,7 @@ func (l *WriteLedger) claimStatement(ctx context.Context, ep *epoch, key, tool s
 			q = claimApprovedSQL
 			args = append(args, gk)
 		} else if _, ok := l.s.granted.take(key); ok {
-			var t int64
-			err := l.s.pool.QueryRow(ctx, claimGrantedHere, args[:5]...).Scan(&t)
-			switch {
-			case err == nil:
-				c = claimed{leaseOK: true, token: &t, granted: true, consumed: 1}
-				c.rec = guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning, Token: uint64(t)}
-				return c, nil
-			case !errors.Is(err, pgx.ErrNoRows):
+			if c, done, err := l.claimHere(ctx, key, tool, args[:5]); done || err != nil {
 				return c, err
 			}
 		}
@@ -282,6 +270,23 @@ func (l *WriteLedger) claimStatement(ctx context.Context, ep *epoch, key, tool s
 		&c.found, &rtool, &state, &result, &code, &c.owner, &token, &c.orphan)
 	c.rec = guard.WriteRecord{Key: key, Tool: string(rtool), State: guard.WriteState(state), Result: result, Code: errcode.Code(code), Token: uint64(token)}
 	return c, err
+}
+
+// claimHere makes claimGrantedHere alone (parameters args) and reports
+// whether it claimed key; when it claimed nothing, the caller makes the
+// full statement.
+func (l *WriteLedger) claimHere(ctx context.Context, key, tool string, args []any) (claimed, bool, error) {
+	var t int64
+	err := l.s.pool.QueryRow(ctx, claimGrantedHere, args...).Scan(&t)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return claimed{}, false, nil
+	case err != nil:
+		return claimed{}, false, err
+	}
+	c := claimed{leaseOK: true, token: &t, granted: true, consumed: 1}
+	c.rec = guard.WriteRecord{Key: key, Tool: tool, State: guard.WriteRunning, Token: uint64(t)}
+	return c, true, nil
 }
 
 // begin claims key under the lease ep, with approval a when it is not nil;
